@@ -16,8 +16,11 @@ from ember.io import checkpoint, pickle_names, safe_globals, torch_file
 from ember.io import safetensors_file as st
 
 _MARK = object()  # (a MARK on the modelled stack)
-_MEMO_PUT = {"MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"}
 _TEXT = (pickletools.pyunicode, pickletools.pybytes_or_str)  # (ops pushing their str argument)
+_KINDS = {"PROTO": "proto", "GLOBAL": "global", "INST": "global", "STACK_GLOBAL": "stack",
+          "MEMOIZE": "keep", "PUT": "keep", "BINPUT": "keep", "LONG_BINPUT": "keep",
+          "DUP": "keep", "GET": "get", "BINGET": "get", "LONG_BINGET": "get", "MARK": "mark",
+          "POP": "pop", **dict.fromkeys(pickle_names.EXTENSIONS, "extension")}
 # (the names an Ember file's own pickles use to rebuild the tensors inside an object)
 _EMBER_REBUILDS = {("ember.tensor", "_unpickled"), ("ember.tensor_copy", "rebuilt")}
 
@@ -26,21 +29,31 @@ class _Unlistable(Exception):
     """A pickle whose stack :func:`_names` cannot follow (what its message says)."""
 
 
-def _pop(stack: list[object], op: pickletools.OpcodeInfo) -> None:
-    """Takes what ``op`` takes off the modelled stack: its operands, from the last MARK on for
-    the ops that take a MARK's items (as the unpickler; POP of a bare MARK drops it)."""
-    before = op.stack_before
-    if pickletools.stackslice in before:
+def _shape(op: pickletools.OpcodeInfo) -> tuple[str | None, bool, int, bool, bool]:
+    """What ``op`` does to the stack: its kind (one :func:`_names` treats on its own), whether
+    it takes a MARK's items (from the last MARK on), how many values it takes below them or
+    alone, whether it pushes one, and whether that is its own string argument."""
+    before, after = op.stack_before, op.stack_after
+    sliced = pickletools.stackslice in before
+    takes = before.index(pickletools.markobject) if sliced else len(before)
+    return (_KINDS.get(op.name), sliced, takes, bool(after),
+            len(after) == 1 and after[0] in _TEXT)
+
+
+_SHAPES = {op.name: _shape(op) for op in pickletools.opcodes}
+
+
+def _take(stack: list[object], sliced: bool, takes: int) -> None:
+    """Takes an opcode's operands off the modelled stack, as the unpickler does: ``takes``
+    values, after the items from the last MARK on where ``sliced``."""
+    if sliced:
         if _MARK not in stack:
             raise _Unlistable("no MARK before it")
         del stack[len(stack) - 1 - stack[::-1].index(_MARK):]
-        before = before[:before.index(pickletools.markobject)]
-    if op.name == "POP" and stack and stack[-1] is _MARK:
-        before = []
-        stack.pop()
-    if len(stack) < len(before) or _MARK in stack[len(stack) - len(before):]:
-        raise _Unlistable("a stack underflow")
-    del stack[len(stack) - len(before):]
+    if takes:
+        if len(stack) < takes or _MARK in stack[-takes:]:
+            raise _Unlistable("a stack underflow")
+        del stack[-takes:]
 
 
 def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
@@ -54,37 +67,39 @@ def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
     protocol = 0
     stack: list[object] = []  # what each value is: a string, a MARK, or None for the rest
     memo: dict[int, object] = {}
-    op = None
+    at: tuple = ()  # (the opcode read, and where)
     try:
         for op, arg, pos in pickletools.genops(data):
-            name = op.name
-            protocol = int(arg) if name == "PROTO" else protocol
-            if name in pickle_names.EXTENSIONS:
-                raise pickle_names.extension_error(where)
-            global_ = (str(arg).split(" ", 1) if name in ("GLOBAL", "INST") else
-                       stack[-2:] if name == "STACK_GLOBAL" else None)
-            if global_ is not None:
-                if not (len(global_) == 2 and all(isinstance(s, str) for s in global_)):
-                    raise _Unlistable(f"{name} at byte {pos} takes a name it computes")
-                found.add(pickle_names.python3_name(*global_) if torch or protocol < 3
-                          else tuple(global_))
-            if name in _MEMO_PUT or name == "DUP":  # (they read the top, and keep it)
-                if not stack or stack[-1] is _MARK:
-                    raise _Unlistable("an empty stack")
-                if name == "DUP":
-                    stack.append(stack[-1])
-                else:
-                    memo[len(memo) if name == "MEMOIZE" else int(arg)] = stack[-1]
-                continue
-            _pop(stack, op)
-            pushed: object = None
-            if name in ("GET", "BINGET", "LONG_BINGET"):
-                pushed = memo[int(arg)]
-            elif name == "MARK":
-                pushed = _MARK
-            elif len(op.stack_after) == 1 and op.stack_after[0] in _TEXT and isinstance(arg, str):
-                pushed = arg
-            stack.extend([pushed] * len(op.stack_after))
+            kind, sliced, takes, gives, text = _SHAPES[op.name]
+            if kind is not None:
+                at = (op.name, pos)
+                if kind == "proto":
+                    protocol = int(arg)
+                elif kind == "extension":
+                    raise pickle_names.extension_error(where)
+                elif kind == "keep":  # (DUP and the memo stores read the top and keep it)
+                    if not stack or stack[-1] is _MARK:
+                        raise _Unlistable("an empty stack")
+                    if op.name == "DUP":
+                        stack.append(stack[-1])
+                    else:
+                        memo[len(memo) if op.name == "MEMOIZE" else int(arg)] = stack[-1]
+                    continue
+                elif kind == "pop" and stack and stack[-1] is _MARK:
+                    stack.pop()  # (POP of a bare MARK drops it, as the unpickler)
+                    continue
+                elif kind in ("global", "stack"):
+                    names = str(arg).split(" ", 1) if kind == "global" else stack[-2:]
+                    if not (len(names) == 2 and all(isinstance(n, str) for n in names)):
+                        raise _Unlistable("a name it computes or has not pushed")
+                    found.add(pickle_names.python3_name(*names) if torch or protocol < 3
+                              else (names[0], names[1]))
+            if sliced or takes:
+                at = (op.name, pos)
+                _take(stack, sliced, takes)
+            if gives:
+                stack.append(memo[int(arg)] if kind == "get" else _MARK if kind == "mark"
+                             else arg if text and isinstance(arg, str) else None)
     except CheckpointError:
         raise
     except (ValueError, TypeError) as e:
@@ -92,8 +107,9 @@ def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
     except (_Unlistable, KeyError) as e:
         what = f"a memo entry it never stored ({e})" if isinstance(e, KeyError) else e
         raise CheckpointError(f"{where}: a pickle that cannot be listed statically ("
-                              f"{op.name if op else ''}: {what}); it is crafted or damaged, "
-                              "and a weights-only load refuses it or fails") from None
+                              f"{' at byte '.join(map(str, at))}: {what}); it is crafted "
+                              "or damaged, and a weights-only load refuses it or fails"
+                              ) from None
     return found
 
 
