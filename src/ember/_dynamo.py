@@ -51,10 +51,22 @@ def maybe_mark_dynamic(t: Tensor, index: int | list | tuple) -> None:
     _marked("maybe_mark_dynamic", t)
 
 
-def mark_static(t: Tensor | Module, index: int | list | tuple | None = None) -> None:
+def mark_static(t: Tensor | type[Module], index: int | list | tuple | None = None
+                ) -> type[Module] | None:
     """Accepted for ``torch._dynamo.mark_static``: every size is static in Ember's graphs.
+    As torch's, it takes a tensor or an ``nn.Module`` class (returned, so it decorates one),
+    not a module instance.
 
     Example:
         >>> ember._dynamo.mark_static(ember.ones(4, 3))
+        >>> ember._dynamo.mark_static(ember.nn.Linear)
+        <class 'ember.nn.linear.Linear'>
     """
-    _marked("mark_static", t, (Tensor, Module))
+    if isinstance(t, type) and issubclass(t, Module):
+        return t
+    if not isinstance(t, Tensor):
+        hint = ("; hint: pass its class, type(module), as torch's mark_static takes"
+                if isinstance(t, Module) else "")
+        raise ArgumentTypeError(f"ember._dynamo.mark_static: expected a tensor or an nn.Module "
+                                f"class, got {type(t).__name__}{hint}")
+    return None

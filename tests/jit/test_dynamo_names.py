@@ -33,7 +33,11 @@ def test_shape_marks_are_accepted_and_every_size_matches_eager():
     ember._dynamo.mark_dynamic(x, 0, min=2, max=8)
     ember._dynamo.maybe_mark_dynamic(x, [0, 1])
     ember._dynamo.mark_static(x)
-    ember._dynamo.mark_static(ember.nn.Linear(2, 2))
+    assert ember._dynamo.mark_static(ember.nn.Linear) is ember.nn.Linear  # (torch's: a class)
+    assert torch._dynamo.mark_static(torch.nn.Linear) is torch.nn.Linear
+    with pytest.raises(TypeError, match="mark_static: expected a tensor or an nn.Module class, "
+                       "got Linear; hint: pass its class"):
+        ember._dynamo.mark_static(ember.nn.Linear(2, 2))  # (torch raises a TypeError too)
     torch._dynamo.mark_dynamic(torch.ones(4, 3), 0, min=2, max=8)  # (the same calls)
     total = ember.compile(lambda t: t.sum(0) * t.shape[0])
     for n in (4, 2, 7):
