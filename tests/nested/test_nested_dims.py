@@ -127,7 +127,20 @@ def test_sum_to_size_as_torch(size):
     assert_close(nt.sum_to_size(*size), tnt.sum_to_size(*size))
 
 
-def test_sum_to_size_refuses_a_size_with_the_batch_dim():
+@pytest.mark.parametrize("size", [(3, 1, 2, 3), (1, 1, 2, 3), (1, 1, 1, 3), (1, 1, 1, 1)])
+def test_sum_to_size_with_the_batch_dim_as_torch(size):  # (per sequence or in all)
+    nt, tnt = pair((2, 3))
+    assert_close(nt.sum_to_size(size), tnt.sum_to_size(size))
+
+
+def test_sum_to_size_with_the_batch_dim_gradient():  # (torch 2.13: no nested sum backward)
+    nt, _ = pair((2, 3), requires_grad=True)
+    (nt.sum_to_size(3, 1, 1, 3) * ember.arange(9.0).reshape(3, 1, 1, 3)).sum().backward()
+    want = np.repeat(np.arange(9.0).reshape(3, 3), [2, 1, 3], axis=0)[:, None, :]
+    np.testing.assert_array_equal(nt.grad.values().numpy(), np.broadcast_to(want, (6, 2, 3)))
+
+
+def test_sum_to_size_refuses_a_ragged_size_other_than_1():
     nt, _ = pair((2, 3))
-    with pytest.raises(ShapeError, match="sum_to_size: .* at most 3 dims"):
-        nt.sum_to_size(3, 1, 2, 3)
+    with pytest.raises(ShapeError, match="sum_to_size: .* 1 on the ragged dim"):
+        nt.sum_to_size(3, 2, 2, 3)

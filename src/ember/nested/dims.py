@@ -180,12 +180,26 @@ def type_(self: NestedTensor, dtype: Any = None, non_blocking: bool = False) -> 
 def sum_to_size(self: NestedTensor, *size: Any) -> Tensor:
     """A dense tensor of shape ``size``: the sum over batch and ragged dims together (every
     row of every sequence) and over the dims ``size`` gives 1, as PyTorch's
-    ``values().sum_to_size(size)``."""
+    ``values().sum_to_size(size)``; a size of all the dims, with 1 on the ragged one and 1 or
+    the batch size on the batch one, sums each sequence (``(B, 1, …)``) or all of them.
+
+    Example:
+        >>> nt = ember.nested.nested_tensor([ember.ones(2, 3), ember.ones(1, 3)])
+        >>> nt.sum_to_size(2, 1, 3)
+        tensor([[[2., 2., 2.]],
+        <BLANKLINE>
+                [[1., 1., 1.]]])
+    """
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    if self._ragged_idx == 1 and len(size) == self.dim() and size[1] == 1 and \
+            size[0] in (1, self._ragged.batch):  # (per sequence, then as a dense tensor)
+        return self.sum(dim=1, keepdim=True).sum_to_size(size)
     if self._ragged_idx != 1 or len(size) >= self.dim():
         raise ShapeError(f"sum_to_size: a nested tensor of shape {self.shape} sums to a size "
                          f"of at most {self.dim() - 1} dims (its batch and ragged dims summed "
-                         f"together, the ragged one second), got {size}")
+                         f"together, the ragged one second) or of {self.dim()} with 1 on the "
+                         f"ragged dim and 1 or {self._ragged.batch} on the batch one, got "
+                         f"{size}")
     return self._values.sum_to_size(size)
 
 
