@@ -243,3 +243,6 @@ def test_argmax_argmin_of_all_values_as_torch():
     for op in ("argmax", "argmin"):
         assert getattr(nt, op)().item() == getattr(tnt, op)().item()
         assert getattr(ember, op)(nt).item() == getattr(torch, op)(tnt).item()
+        got, want = getattr(nt, op)(keepdim=True), getattr(tnt, op)(keepdim=True)
+        assert tuple(got.shape) == tuple(want.shape) == (1, 1, 1)
+        assert_close(got, want)

@@ -384,8 +384,9 @@ def nested_prod(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
 def _arg_extremum(op: str, padding: Callable[[DType], Any]) -> Callable:
     def reduction(input: NestedTensor, dim: int | None = None, keepdim: bool = False
                   ) -> Tensor | NestedTensor:
-        if dim is None and not keepdim:  # (an index into the flattened values, as PyTorch's)
-            return getattr(input._values, op)()
+        if dim is None:  # (an index into the flattened values, as PyTorch's; keepdim: 1s)
+            index = getattr(input._values, op)()
+            return index.reshape((1,) * input.dim()) if keepdim else index
         if not isinstance(dim, int):
             raise unsupported(f"{op} with dim={dim!r} (give one dimension)")
         return _reduce(op, lambda v, d, k: getattr(v, op)(d[0], k), input, dim, keepdim,
