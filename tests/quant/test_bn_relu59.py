@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 import torch.ao.nn.intrinsic.quantized as tnniq
+import torch.ao.nn.quantized as tnnq
 import torch.ao.quantization as tq
 
 import ember
@@ -124,3 +125,29 @@ def test_from_float_plain_or_fused_bn_as_torch(dims, fused):
         new = target.from_float(mod)
         got.append((type(new).__name__, float(new.scale), int(new.zero_point)))
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("name", ["BatchNorm2d", "BatchNorm3d", "BNReLU2d", "BNReLU3d"])
+@pytest.mark.parametrize("dtype, in_zp, out_zp", [("qint8", 0, -10), ("qint8", -100, 50),
+                                                  ("qint32", 7, -3000), ("qint32", 0, 0)])
+@pytest.mark.parametrize("channels", [4, 40])
+def test_quantized_bn_signed_input_as_torch(name, dtype, in_zp, out_zp, channels):
+    # torch's quantized::batch_norm(_relu) runs on qint8 and qint32 as on quint8, clamping
+    # to the dtype's range (the ReLU from below at the output zero point)
+    rng = np.random.default_rng(channels + abs(in_zp))
+    dims = int(name[-2])
+    stats = {"weight": rng.standard_normal(channels), "bias": rng.standard_normal(channels),
+             "running_mean": rng.standard_normal(channels),
+             "running_var": rng.uniform(0.3, 2.0, channels)}
+    x = rng.standard_normal((2, channels) + (3,) * dims).astype(np.float32) * 4
+    got = []
+    for lib, quantized in ((torch, tnniq if "ReLU" in name else tnnq), (ember, nnq)):
+        m = getattr(quantized, name)(channels)
+        for k, v in stats.items():
+            getattr(m, k).data.copy_(lib.tensor(v.astype(np.float32)))
+        m.scale, m.zero_point = lib.tensor(0.02), lib.tensor(out_zp)
+        y = m(lib.quantize_per_tensor(lib.tensor(x), 0.03, in_zp, getattr(lib, dtype)))
+        got.append((str(y.dtype).split(".")[1], y.q_scale(), y.q_zero_point(),
+                    y.int_repr().numpy()))
+    assert got[1][:3] == got[0][:3]
+    np.testing.assert_array_equal(got[1][3], got[0][3])
