@@ -115,13 +115,27 @@ def list_backends(exclude_tags: Any = ()) -> list[str]:
     return sorted(_BACKENDS)
 
 
+def _forced_backend(stance: str, backend: Any) -> None:
+    """Checks set_stance's ``force_backend``: as torch's, only with the stance "default"; a
+    name of :func:`list_backends` (they compute the same values: each function keeps its own)."""
+    if stance != "default":
+        raise ArgumentError(f"ember.compiler.set_stance: non-default stance cannot have "
+                            f"force_backend set (got stance {stance!r}), as in torch")
+    if backend not in list_backends():
+        raise ArgumentError(f"ember.compiler.set_stance: force_backend={backend!r} is not a "
+                            f"backend; the backends are {list_backends()}")
+
+
 class set_stance:  # noqa: N801 (torch's name: a function, a context manager and a decorator)
     """Sets what every compiled function does, as ``torch.compiler.set_stance``: called, from
     now on; as a ``with`` block or a decorator, inside it only. The stances:
     ``"default"`` (compile); ``"force_eager"`` (run the plain functions, as
     :func:`ember.jit.disable`); ``"eager_on_recompile"`` (a call no graph fits runs the plain
     function; graphs already made still run); ``"fail_on_recompile"`` (such a call raises a
-    ``TraceError``). ``skip_guard_eval_unsafe`` is accepted: Ember always checks its keys.
+    ``TraceError``); ``"eager_then_compile"`` and ``"aot_eager_then_compile"`` (the first
+    call no graph fits runs the plain function, the next call of that signature compiles).
+    ``skip_guard_eval_unsafe`` is accepted: Ember always checks its keys; so is
+    ``force_backend`` with ``"default"`` (a name of :func:`list_backends`).
 
     Example:
         >>> double = ember.compile(lambda x: x * 2)
@@ -140,9 +154,7 @@ class set_stance:  # noqa: N801 (torch's name: a function, a context manager and
             raise ArgumentError(f"ember.compiler.set_stance: unknown stance {stance!r}; the "
                                 f"stances are {list(STANCES)}")
         if force_backend is not None:
-            raise ArgumentError("ember.compiler.set_stance: force_backend has no counterpart "
-                                "(Ember has one compiler). Hint: pass backend= to "
-                                "ember.compile, or use the stance 'force_eager'")
+            _forced_backend(stance, force_backend)
         self.stance = stance
         self.before = _set_stance(stance)
 

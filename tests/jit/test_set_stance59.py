@@ -71,8 +71,10 @@ def test_recompile_stances():
 def test_bad_stances():
     with pytest.raises(ArgumentError, match="unknown stance 'eager'"):
         ember.compiler.set_stance("eager")
-    with pytest.raises(ArgumentError, match="force_backend"):
-        ember.compiler.set_stance("default", force_backend="eager")
+    with pytest.raises(ArgumentError, match="non-default stance cannot have force_backend"):
+        ember.compiler.set_stance("force_eager", force_backend="eager")  # (torch raises too)
+    with pytest.raises(ArgumentError, match="force_backend='nope' is not a backend"):
+        ember.compiler.set_stance("default", force_backend="nope")
 
     @ember.compile
     def inside(x):
@@ -82,3 +84,26 @@ def test_bad_stances():
     with pytest.raises(TraceError, match="inside a compiled function"):
         inside(ember.ones(1))
     assert ember.jit.switches.JIT.enabled
+
+
+def test_force_backend_with_the_default_stance_as_torch():
+    g, calls = _counting()
+    with ember.compiler.set_stance("default", force_backend="eager"):
+        assert g(ember.ones(2)).tolist() == [2.0, 2.0] and g(ember.ones(2)) is not None
+    assert len(calls) == 1  # (compiled)
+
+
+@pytest.mark.parametrize("stance", ["eager_then_compile", "aot_eager_then_compile"])
+def test_eager_then_compile_stances_as_torch(stance):
+    g, calls = _counting()
+    g(ember.ones(2))  # (a graph for this signature: it runs)
+    with ember.compiler.set_stance(stance):
+        for _ in range(3):
+            assert g(ember.ones(2)).tolist() == [2.0, 2.0]
+        assert len(calls) == 1
+        for _ in range(3):  # a new signature: eager once, then compiled (torch's order)
+            assert g(ember.ones(3)).tolist() == [2.0] * 3
+        assert len(calls) == 3 and len(g.entries) == 2
+    torch = pytest.importorskip("torch")
+    with torch.compiler.set_stance(stance):  # (torch takes both stances)
+        pass

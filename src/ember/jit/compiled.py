@@ -169,6 +169,7 @@ class CompiledFunction:
         self.entries: dict[tuple, Entry] = {}
         self.traces = 0  # (also those that replaced an entry: a value Python read changed)
         self.eager_since = False  # (past _MAX_TRACES: said so once)
+        self.ran_eagerly: set[tuple] = set()  # keys run once by "eager_then_compile"
         self.last: Entry | None = None
         self.ran: Entry | None = None  # the most recent call's (what jit.save writes)
         self.reach: Reach | None = None  # what the current call reaches
@@ -356,7 +357,7 @@ class CompiledFunction:
     # -- tracing ---------------------------------------------------------------------------
     def _trace(self, key: tuple, args: tuple, kwargs: dict, reason: str = "") -> Any:
         reason = reason or self._why(key, argument_names(self.fn, args, kwargs))
-        if instead_of_trace(self, reason, _MAX_TRACES):  # (a stance, or past the limit)
+        if instead_of_trace(self, key, reason, _MAX_TRACES):  # (a stance, or past the limit)
             return self._run(args, kwargs)
         log.info("ember.jit: %s: %s", self.name, reason)
         start = time.perf_counter()

@@ -91,7 +91,8 @@ def forget_all() -> None:
 
 
 #: the stances of ``torch.compiler.set_stance`` that Ember has
-STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
+           "eager_then_compile", "aot_eager_then_compile")
 _KEEP_REASONS = 1000  # explain() keeps the most recent ones
 
 
@@ -103,10 +104,12 @@ def set_stance(stance: str) -> str:
     return before
 
 
-def instead_of_trace(compiled: Any, reason: str, limit: int) -> bool:
-    """Whether a call of ``compiled`` that needs a new trace (for ``reason``) runs the plain
-    function instead: under the stance ``"eager_on_recompile"``, or past ``limit`` traces
-    (as torch.compile past its recompile_limit: said once; the graphs kept still run).
+def instead_of_trace(compiled: Any, key: tuple, reason: str, limit: int) -> bool:
+    """Whether a call of ``compiled`` that needs a new trace (for ``reason``, of the cache
+    ``key``) runs the plain function instead: under the stance ``"eager_on_recompile"``, the
+    first such call of ``key`` under ``"(aot_)eager_then_compile"`` (the next one compiles),
+    or past ``limit`` traces (as torch.compile past its recompile_limit: said once; the
+    graphs kept still run).
     ``"fail_on_recompile"`` raises. The reason is kept for :func:`explain`. A function that
     ``ignores_switches`` (export's) traces under any stance."""
     stance = "default" if compiled.ignores_switches else JIT.stance
@@ -122,7 +125,10 @@ def instead_of_trace(compiled: Any, reason: str, limit: int) -> bool:
                       "Hint: a number read that changes each call (an argument, a global, "
                       "get_last_lr()) is better a tensor argument; ember.jit.explain() lists "
                       "every reason", stacklevel=4)
-    eager = past or stance == "eager_on_recompile"
+    first = stance.endswith("eager_then_compile") and key not in compiled.ran_eagerly
+    if first:
+        compiled.ran_eagerly.add(key)
+    eager = past or first or stance == "eager_on_recompile"
     JIT.reasons.append(f"{compiled.name}: {'ran eagerly: ' if eager else ''}{reason}")
     del JIT.reasons[:-_KEEP_REASONS]
     return eager
