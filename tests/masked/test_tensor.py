@@ -308,6 +308,15 @@ def test_torch_methods_returning_masked_tensors(fn):
     assert_same(fn(e), fn(t))
 
 
+@pytest.mark.parametrize("other", [1.0, np.zeros(1)])
+def test_type_as_refuses_a_non_tensor_as_torch(other):  # (1.0: AttributeError; ndarray: cast)
+    e, t = _pair()
+    with pytest.raises(TypeError):
+        t.type_as(other)
+    with pytest.raises(TypeError, match="type_as: expected a tensor or MaskedTensor, got"):
+        e.type_as(other)
+
+
 @pytest.mark.parametrize("fn", [
     lambda x: x.is_contiguous(), lambda x: x.stride(), lambda x: x.stride(1),
     lambda x: x.is_sparse_coo(), lambda x: x.is_sparse_csr(), lambda x: x.is_same_size(x),

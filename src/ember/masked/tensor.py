@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import ember
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError, type_name
 from ember.masked.tensor_repr import masked_tensor_repr
 from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.tensor import Tensor
@@ -284,6 +284,9 @@ class MaskedTensor:
 
     def type_as(self, other: Any) -> MaskedTensor:
         """The data converted to ``other``'s dtype (a tensor or MaskedTensor)."""
+        if not isinstance(other, (Tensor, MaskedTensor)):
+            raise ArgumentTypeError(f"MaskedTensor.type_as: expected a tensor or MaskedTensor, "
+                                    f"got {type_name(other)}. Hint: use mt.to(dtype)")
         return self.to(other.dtype)
 
     def float(self) -> MaskedTensor:
