@@ -78,3 +78,19 @@ def test_shape_prop_tells_per_channel_by_the_qscheme_not_its_repr(monkeypatch):
     qparams = next(iter(gm.graph.nodes)).meta["tensor_meta"].qparams
     assert qparams["scale"] == [0.5, 0.25] and qparams["zero_point"] == [0, 1]
     assert qparams["axis"] == 0
+
+
+def _method_node_names(lib):
+    g = lib.fx.Graph()
+    x = g.placeholder("x")
+    names = [g.call_method(t, (x,)).name for t in
+             ("conv2D", "__add__", "fooBar", "x2Y", "__len__", "__x", "a.bC", "relu_")]
+
+    def myFunc2D(a):
+        return a
+
+    return names + [g.call_function(myFunc2D, (x,)).name]
+
+
+def test_target_names_are_snake_cased_as_torch():
+    assert _method_node_names(ember) == _method_node_names(torch)

@@ -59,9 +59,10 @@ class Namespace:
 
 
 def snake_case(name: str) -> str:
-    """``name`` in snake case, as node and global names are made: ``snake_case("fooBar")``
-    is ``"foo_bar"``."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    """``name`` in snake case, as node and global names are made (an underscore before a
+    capital that follows a lower-case letter, as torch.fx's): ``snake_case("fooBar")`` is
+    ``"foo_bar"``, ``snake_case("conv2D")`` is ``"conv2d"``."""
+    return re.sub(r"(?<=[a-z])([A-Z])", r"_\1", name).lower()
 
 
 class PythonCode:

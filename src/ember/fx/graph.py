@@ -275,7 +275,9 @@ class Graph:
 def _candidate_name(op: str, target: Any) -> str:
     if op == "output":
         return "output"
-    if isinstance(target, str):
+    if isinstance(target, str):  # (a magic method's name without its underscores, as torch)
+        if len(target) > 4 and target.startswith("__") and target.endswith("__"):
+            target = target[2:-2]
         return target.replace(".", "_") or "self"
     path = getattr(target, "_qualified_name", None)  # (a custom op: its name, not its function's)
     if isinstance(path, str):
