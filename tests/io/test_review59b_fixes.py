@@ -146,7 +146,8 @@ OS, SYSTEM, X = b"\x8c\x02os", b"\x8c\x06system", b"\x8c\x01x"
     (P4 + OS + b"(" + X + b"X\x01\x00\x00\x00yt0" + SYSTEM + b"\x93.", "os.system"),  # TUPLE
     (P4 + OS + b"\x94" + X + b"0h\x00" + SYSTEM + b"\x93.", "os.system"),  # MEMOIZE, GET
     (b"(S'1+1'\ni__builtin__\neval\n.", "builtins.eval"),  # INST, protocol 0
-    (b"(c__builtin__\neval\nS'1+1'\no.", "builtins.eval")])  # OBJ
+    (b"(c__builtin__\neval\nS'1+1'\no.", "builtins.eval"),  # OBJ
+    (b"\x80\x02ca b\nc\n.", "a b.c"), (b"(ia\nb c\n.", "a.b c")])  # (a space in a name)
 def test_listing_models_the_stack(data, name):
     assert unsafe(ember_file(data)) == [name]
     with pytest.raises(pickle.UnpicklingError, match=name):  # what the load refuses

@@ -56,6 +56,13 @@ def _take(stack: list[object], sliced: bool, takes: int) -> None:
         del stack[-takes:]
 
 
+def _lines(data: bytes, pos: int) -> list[str]:
+    """The module and name of the GLOBAL or INST at byte ``pos``: its two lines, as the
+    unpickler reads them (pickletools joins them with a space, which a name may hold)."""
+    first = data.index(b"\n", pos + 1)
+    return [data[pos + 1:first].decode(), data[first + 1:data.index(b"\n", first + 1)].decode()]
+
+
 def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
     """The ``(module, name)`` of each GLOBAL, INST and STACK_GLOBAL in the pickle ``data``,
     following its stack as the unpickler does (STACK_GLOBAL's strings pushed, copied or
@@ -89,7 +96,7 @@ def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
                     stack.pop()  # (POP of a bare MARK drops it, as the unpickler)
                     continue
                 elif kind in ("global", "stack"):
-                    names = str(arg).split(" ", 1) if kind == "global" else stack[-2:]
+                    names = _lines(data, pos) if kind == "global" else stack[-2:]
                     if not (len(names) == 2 and all(isinstance(n, str) for n in names)):
                         raise _Unlistable("a name it computes or has not pushed")
                     found.add(pickle_names.python3_name(*names) if torch or protocol < 3
