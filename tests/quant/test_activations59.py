@@ -103,3 +103,16 @@ def test_scale_float32_after_loading_and_assigning(name):
         t.scale, t.zero_point = 0.1, 3
     assert e(qe).q_scale() == t(qt).q_scale() == want
     np.testing.assert_array_equal(e(qe).int_repr().numpy(), t(qt).int_repr().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["quint8", "qint8", "qint32"])
+def test_relu_module_signed_input_as_torch(dtype):
+    """``convert`` swaps ``nn.ReLU`` for the quantized ``ReLU``: it takes what PyTorch's
+    ``nn.ReLU`` takes on a quantized tensor (quint8, qint8, qint32)."""
+    tdt, edt, npdt, low, high = _DTYPES[dtype]
+    ints = np.arange(low, high + 1).astype(npdt)
+    t = torch._make_per_tensor_quantized_tensor(torch.tensor(ints), 0.05, 7)
+    e = ember._make_per_tensor_quantized_tensor(ember.tensor(ints), 0.05, 7)
+    yt, ye = torch.nn.ReLU()(t), nnq.ReLU()(e)
+    assert ye.dtype is edt and (ye.q_scale(), ye.q_zero_point()) == (yt.q_scale(), 7)
+    np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())

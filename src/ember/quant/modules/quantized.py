@@ -22,7 +22,7 @@ from ember.ops.creation import from_numpy, tensor
 from ember.ops.im2col import ntuple
 from ember.quant import kernels
 from ember.quant.qtensor import QuantizedTensor, quantize_per_channel, quantize_per_tensor
-from ember.quant.qtypes import QDType, qint8, quint8
+from ember.quant.qtypes import QDType, qint8, qint32, quint8
 from ember.tensor import Tensor
 
 __all__ = ["Quantize", "DeQuantize", "Linear", "Conv1d", "Conv2d", "Conv3d", "LinearReLU",
@@ -535,7 +535,7 @@ class ReLU(Module):
     def forward(self, x: QuantizedTensor) -> QuantizedTensor:
         if isinstance(x, Tensor):  # (after the quantized region: a float ReLU)
             return F.relu(x)
-        x = _quantized_input("relu", x)
+        x = _quantized_input("relu", x, (quint8, qint8, qint32))
         floor = np.asarray(x._zero_point, dtype=x._int.numpy().dtype)
         return QuantizedTensor(from_numpy(np.maximum(x._int.numpy(), floor)), x.dtype,
                                x._scale, x._zero_point)
