@@ -107,3 +107,25 @@ def test_eager_then_compile_stances_as_torch(stance):
     torch = pytest.importorskip("torch")
     with torch.compiler.set_stance(stance):  # (torch takes both stances)
         pass
+
+
+def test_fail_on_recompile_after_a_training_step_is_warmed_up_twice():
+    lin = ember.nn.Linear(3, 2)
+    opt = ember.optim.Adam(lin.parameters(), lr=0.1)
+
+    @ember.compile
+    def step(x):
+        opt.zero_grad()
+        loss = lin(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    step(ember.ones(4, 3))
+    with ember.compiler.set_stance("fail_on_recompile"):  # (the hint says what is true)
+        with pytest.raises(TraceError, match="two calls for a training step"):
+            step(ember.ones(4, 3))
+    step(ember.ones(4, 3))
+    with ember.compiler.set_stance("fail_on_recompile"):
+        for _ in range(3):
+            step(ember.ones(4, 3))

@@ -115,8 +115,11 @@ def instead_of_trace(compiled: Any, key: tuple, reason: str, limit: int) -> bool
     stance = "default" if compiled.ignores_switches else JIT.stance
     if stance == "fail_on_recompile":
         raise TraceError(f"ember.jit: {compiled.name} would be compiled ({reason}) while the "
-                         "stance is 'fail_on_recompile'. Hint: call it once with these "
-                         "inputs before ember.compiler.set_stance('fail_on_recompile')")
+                         "stance is 'fail_on_recompile'. Hint: warm it up with these inputs "
+                         "before ember.compiler.set_stance('fail_on_recompile'): two calls "
+                         "for a training step (its first call creates the .grad and optimizer "
+                         "state its second call reads, so that one traces again, where "
+                         "torch does not recompile)")
     past = compiled.traces >= limit and compiled.warn_retraces and not compiled.fullgraph
     if past and not compiled.eager_since:
         compiled.eager_since = True
