@@ -3,7 +3,8 @@
 values' method of its name, with nested operands of the same structure and dense ones read as
 :func:`~ember.nested.functional.dense_operand` reads them. The ``ember.*`` functions of these
 names hand their nested argument to these methods (``ember.sinc(nt)``), or, for the binary
-ones, compute with it in any place (``ember.hypot(dense, nt)``).
+ones, compute with it in any place (``ember.hypot(dense, nt)``; a dense tensor's method,
+``dense.hypot(nt)``, does not: it refuses the nested operand).
 
 Example:
     >>> nt = ember.nested.nested_tensor([ember.zeros(2, 3), ember.ones(1, 3)])
@@ -13,10 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from ember.nested.functional import BROADCASTING_NAMES, dense_operand
+from ember.nested.functional import BROADCASTING_NAMES, values_method
 from ember.nested.nested_tensor import NestedTensor
 from ember.tensor import Tensor
 
@@ -29,24 +27,10 @@ _BINARY = ("divide", "multiply", "subtract", "true_divide", "greater", "greater_
            "less_equal", "not_equal", "hypot", "copysign", "logaddexp", "logaddexp2", "xlogy",
            "fmax", "fmin", "nextafter", "heaviside", "float_power", "logical_and", "logical_or",
            "logical_xor", "clamp_min", "clamp_max", "arctan2", "igamma", "igammac", "ldexp")
-_IN_PLACE = ("ceil_", "floor_", "round_", "trunc_", "frac_", "fix_", "neg_", "negative_",
-             "nan_to_num_", "logical_not_", "fmod_", "remainder_", "atan2_", "arctan2_")
 _CONVERTERS = ("byte", "char", "short", "cdouble", "cfloat")
 
-
-def _method(name: str) -> Callable:
-    def method(self: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
-        args = tuple(dense_operand(name, self, a) for a in args)
-        kwargs = {k: dense_operand(name, self, v) for k, v in kwargs.items()}
-        out = getattr(self._values, name)(*args, **kwargs)
-        return self if name.endswith("_") and not name.endswith("__") else self._with(out)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``Tensor.{name}`` of the values (nested operands of this structure)."
-    return method
-
-
-for _name in (*_UNARY, *_BINARY, *_IN_PLACE, *(f"{n}_" for n in _UNARY + _BINARY),
-              *_CONVERTERS):
+for _name in (*_UNARY, *_BINARY, *(f"{n}_" for n in _UNARY + _BINARY), *_CONVERTERS):
     if hasattr(Tensor, _name) and _name not in vars(NestedTensor):
-        setattr(NestedTensor, _name, _method(_name))
+        setattr(NestedTensor, _name, values_method(_name))
+
 BROADCASTING_NAMES.update(_BINARY)

@@ -234,23 +234,29 @@ NestedTensor.__abs__ = NestedTensor.abs
 NestedTensor.clip = NestedTensor.clamp
 
 
-def _inplace(name: str) -> Callable:
-    """The in-place method ``name`` (``add_``, ``exp_``, …): the values' own, on the operands
-    as :func:`dense_operand` makes them."""
+def values_method(name: str) -> Callable:
+    """The method ``name`` (``hypot``, ``add_``, …): the values' own, on the operands as
+    :func:`dense_operand` makes them; an in-place one (``add_``) returns ``self``."""
+    in_place = name.endswith("_") and not name.endswith("__")
+
     def method(self: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
-        getattr(self._values, name)(*(dense_operand(name, self, a) for a in args),
-                                    **{k: dense_operand(name, self, v) for k, v in kwargs.items()})
-        return self
+        out = getattr(self._values, name)(
+            *(dense_operand(name, self, a) for a in args),
+            **{k: dense_operand(name, self, v) for k, v in kwargs.items()})
+        return self if in_place else self._with(out)
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``{name[:-1]}`` written into the values in place."
+    method.__doc__ = (f"``{name[:-1]}`` written into the values in place." if in_place else
+                      f"``Tensor.{name}`` of the values (nested operands of this structure).")
     return method
 
 
-for _name in [f"{n}_" for n in unary.__all__] + ["relu_", "add_", "sub_", "mul_", "div_",
-                                                    "pow_", "clamp_", "clip_", "fill_", "zero_",
-                                                    "copy_", "masked_fill_"]:
+for _name in [f"{n}_" for n in unary.__all__] + [
+        "relu_", "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "clip_", "fill_", "zero_",
+        "copy_", "masked_fill_", "ceil_", "floor_", "round_", "trunc_", "frac_", "fix_", "neg_",
+        "negative_", "nan_to_num_", "logical_not_", "fmod_", "remainder_", "atan2_",
+        "arctan2_"]:
     if hasattr(Tensor, _name):
-        setattr(NestedTensor, _name, _inplace(_name))
+        setattr(NestedTensor, _name, values_method(_name))
 for _name, _method in (("add_", "__iadd__"), ("sub_", "__isub__"), ("mul_", "__imul__"),
                        ("div_", "__itruediv__")):
     setattr(NestedTensor, _method, getattr(NestedTensor, _name))
