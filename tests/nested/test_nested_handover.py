@@ -107,3 +107,17 @@ def test_matmul_per_sequence_with_an_empty_sequence_matches_torch():
         return (ember.nested.nested_tensor_from_jagged(values, offsets) @ m).values()
     values = nt.values().detach().requires_grad_()
     assert ember.autograd.gradcheck(f, (values, ember.tensor(mats, requires_grad=True)))
+
+
+def test_binary_functions_are_registered_by_identity_not_by_name():
+    from ember.nested.nested_tensor import UnsupportedOpError
+    from ember.ops.overrides import handle
+    nt, tnt = pair()
+
+    def hypot(a, b):  # (another function of the name: a name string matched it)
+        return a
+
+    with pytest.raises(UnsupportedOpError, match="hypot: not supported for nested tensors"):
+        handle(hypot, (ember.ones(4), nt), {})
+    assert_close(ember.hypot(ember.ones(4, dtype=ember.float64), nt),
+                 torch.hypot(torch.ones(4, dtype=torch.float64), tnt))

@@ -14,7 +14,9 @@ Example:
 
 from __future__ import annotations
 
-from ember.nested.functional import BROADCASTING_NAMES, values_method
+import ember
+import ember.special
+from ember.nested.functional import IMPLEMENTATIONS, broadcasting, values_method
 from ember.nested.nested_tensor import NestedTensor
 from ember.tensor import Tensor
 
@@ -33,4 +35,21 @@ for _name in (*_UNARY, *_BINARY, *(f"{n}_" for n in _UNARY + _BINARY), *_CONVERT
     if hasattr(Tensor, _name) and _name not in vars(NestedTensor):
         setattr(NestedTensor, _name, values_method(_name))
 
-BROADCASTING_NAMES.update(_BINARY)
+
+def _functions(name: str) -> list:
+    """The functions a call of ``ember.name`` (or ``ember.special.name``, ``Tensor.name``)
+    may hand over: each public one and those it wraps (an ``out=`` form's op)."""
+    found = []
+    for fn in (getattr(ember, name, None), getattr(ember.special, name, None),
+               vars(Tensor).get(name)):
+        while fn is not None and fn not in found:
+            found.append(fn)
+            fn = getattr(fn, "__wrapped__", None)
+    return found
+
+
+# with the nested tensor anywhere (``ember.hypot(dense, nt)``): every operand broadcast
+for _name in _BINARY:
+    _fns = _functions(_name)
+    for _fn in _fns:  # (one already registered, as atan2, keeps its own)
+        IMPLEMENTATIONS.setdefault(_fn, broadcasting(_fns[0]))

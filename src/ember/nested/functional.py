@@ -42,9 +42,6 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 IMPLEMENTATIONS: dict[Callable, Callable] = {}  # the ember function -> its nested version
-# the elementwise ops (by name) whose nested version broadcasts every operand, wherever the
-# nested one is (``ember.hypot(dense, nt)``): nested/elementwise.py adds them
-BROADCASTING_NAMES: set[str] = set()
 
 
 def implements(*functions: Callable, methods: Sequence[str] = ()) -> Callable:
@@ -62,8 +59,6 @@ def implements(*functions: Callable, methods: Sequence[str] = ()) -> Callable:
 
 def _handle(op: Callable, args: tuple, kwargs: dict) -> Any:
     impl = IMPLEMENTATIONS.get(op)
-    if impl is None and op.__name__ in BROADCASTING_NAMES:
-        impl = _broadcasting(op)
     if impl is None and args and isinstance(args[0], NestedTensor):
         # ``ember.clone(nt)``, ``ember.max(nt)``: the method of the op's name, where the class
         # defines one (``NestedTensor.__getattr__``'s refusals are not found on the class)
@@ -196,7 +191,7 @@ def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
                      "to_padded_tensor() makes a dense tensor")
 
 
-def _broadcasting(fn: Callable) -> Callable:
+def broadcasting(fn: Callable) -> Callable:
     def op(*args: Any, **kwargs: Any) -> NestedTensor:
         nt = next(a for a in (*args, *kwargs.values()) if isinstance(a, NestedTensor))
         return nt._with(fn(*(dense_operand(fn.__name__, nt, a) for a in args),
@@ -222,14 +217,14 @@ for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub_
                     (compare.bitwise_and, ("bitwise_and", "__and__")),
                     (compare.bitwise_or, ("bitwise_or", "__or__")),
                     (compare.bitwise_xor, ("bitwise_xor", "__xor__"))):
-    _op = implements(_fn, methods=_names)(_broadcasting(_fn))
+    _op = implements(_fn, methods=_names)(broadcasting(_fn))
     setattr(NestedTensor, "__r" + _names[1][2:], _reflected(_op))
 NestedTensor.__neg__ = NestedTensor.neg
 for _fn in (compare.lt, compare.le, compare.gt, compare.ge, compare.eq, compare.ne):
-    implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_broadcasting(_fn))
+    implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(broadcasting(_fn))
 for _fn in (maximum, minimum, arith.fmod, atan2, where, masked_fill, lerp, compare.isclose,
             clamp):
-    implements(_fn, methods=(_fn.__name__,))(_broadcasting(_fn))
+    implements(_fn, methods=(_fn.__name__,))(broadcasting(_fn))
 NestedTensor.__abs__ = NestedTensor.abs
 NestedTensor.clip = NestedTensor.clamp
 
