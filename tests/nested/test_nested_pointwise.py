@@ -89,6 +89,9 @@ DENSE_FIRST = [
     ("float_power", lambda lib, x: lib.float_power(2.0, x)),
     ("igamma", lambda lib, x: lib.igamma(lib.ones(4, dtype=lib.float64), x.abs())),
     ("igammac", lambda lib, x: lib.igammac(lib.ones(4, dtype=lib.float64), x.abs())),
+    ("special.gammainc", lambda lib, x: lib.special.gammainc(lib.ones(4, dtype=lib.float64),
+                                                             x.abs())),
+    ("method_igamma", lambda lib, x: lib.ones(4, dtype=lib.float64).igamma(x.abs())),
     ("method_logical_and", lambda lib, x: lib.ones(4, dtype=lib.float64).logical_and(x > 0)),
     ("method_logical_xor", lambda lib, x: lib.zeros(4, dtype=lib.float64).logical_xor(x)),
 ]

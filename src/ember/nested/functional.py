@@ -192,6 +192,8 @@ def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
 
 
 def broadcasting(fn: Callable) -> Callable:
+    """``fn`` with a nested tensor among its operands (anywhere), every other one read by
+    :func:`dense_operand`: ``broadcasting(hypot)(dense, nt)`` is nested."""
     def op(*args: Any, **kwargs: Any) -> NestedTensor:
         nt = next(a for a in (*args, *kwargs.values()) if isinstance(a, NestedTensor))
         return nt._with(fn(*(dense_operand(fn.__name__, nt, a) for a in args),
