@@ -1,11 +1,9 @@
 """Products plus a scaled input: ``beta * input + alpha * product`` for ``addmm``,
 ``baddbmm``, ``addbmm``, ``addmv`` and ``addr`` (and their in-place forms), composites of
-:mod:`ember.ops.linalg`'s products; :func:`rounds_once` for those PyTorch fuses."""
+:mod:`ember.ops.linalg`'s products."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,11 +11,10 @@ import numpy as np
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError, dtype_name
 from ember.ops.broadcast import broadcast_shapes
-from ember.ops.convert import HALF, cast, lower_under_autocast, promote
+from ember.ops.convert import cast, promote
 from ember.ops.creation import zeros_like
 from ember.ops.inplace import bind_inplace
-from ember.ops.linalg import _expect_ndim, bmm, gemm_dtype, mm, mv, outer
-from ember.ops.overrides import TENSOR_LIKE
+from ember.ops.linalg import _expect_ndim, bmm, mm, mv, outer
 from ember.ops.primitive import DISPATCH
 from ember.ops.select import zero_grad_from
 from ember.ops.shape import reshape, transpose
@@ -37,39 +34,6 @@ def _integral_scale(op: str, name: str, value: Any, product: Tensor) -> Any:
                             f"number, got {name}={value}. Hint: convert the tensors with .float() "
                             f"(PyTorch truncates {name} to {int(value)})")
     return int(value)
-
-
-def rounds_once(fn: Callable) -> Callable:
-    """Decorates a GEMM plus an added term (``linear``'s bias, ``addmm``'s input) that PyTorch
-    computes as one kernel: for bfloat16/float16 operands of one dtype whose GEMM the device
-    runs in a wider dtype, the product, scales and sum stay in that dtype and round once
-    (rounding the product first was 1 ulp off PyTorch in ~30% of entries). Under autocast the
-    operands are first lowered, as PyTorch's one low-precision kernel. Otherwise ``fn`` as is.
-
-    Example:
-        >>> x = ember.ones(2, 3, dtype=ember.bfloat16)
-        >>> ember.addmm(x[:, :1], x, x.t()).dtype
-        ember.bfloat16
-    """
-    @functools.wraps(fn)
-    def op(*args: Any, **kwargs: Any) -> Any:
-        if DISPATCH.casting:
-            return lowered(*args, **kwargs)
-        first = args[0] if args else kwargs.get("input")  # (the first parameter)
-        dtype = getattr(first, "dtype", None)
-        if dtype not in HALF:  # (the common case: one lookup)
-            return fn(*args, **kwargs)
-        values = (*args, *kwargs.values())
-        wide = gemm_dtype(first) if type(first) not in TENSOR_LIKE else None
-        if wide is None or any(type(a) in TENSOR_LIKE or (isinstance(a, Tensor) and
-                                                          a.dtype is not dtype) for a in values):
-            return fn(*args, **kwargs)
-
-        def widen(a: Any) -> Any:
-            return cast(a, wide) if isinstance(a, Tensor) else a
-        return cast(fn(*map(widen, args), **{k: widen(v) for k, v in kwargs.items()}), dtype)
-    lowered = lower_under_autocast(op)
-    return op
 
 
 def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: float,
@@ -104,7 +68,6 @@ def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: floa
 
 
 @method()
-@rounds_once
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
           alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts).
@@ -117,7 +80,6 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
 
 
 @method()
-@rounds_once
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
             alpha: float = 1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``.
@@ -151,7 +113,6 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
 
 
 @method()
-@rounds_once
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
           alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``.

@@ -6,15 +6,13 @@ from __future__ import annotations
 from ember.errors import DTypeError, ShapeError
 from ember.ops.forwarding import check_layer_operands
 from ember.ops.linalg import einsum
-from ember.ops.linalg_scaled import rounds_once
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import not_casting
+from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
 
 __all__: list[str] = []
 
 
-@rounds_once
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` over the last dimension, as ``torch.nn.functional.linear``.
 
@@ -33,10 +31,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ShapeError(f"linear: input of shape {tuple(input.shape)} has "
                          f"{input.shape[-1] if input.ndim else 0} features but weight of shape "
                          f"{tuple(weight.shape)} expects {weight.shape[-1]}")
-    if input.dtype is not weight.dtype:
+    if input.dtype is not weight.dtype and not DISPATCH.casting:
         raise DTypeError(f"linear: input is {input.dtype.name} but weight is "
                          f"{weight.dtype.name}; they must match")
-    if bias is not None and bias.dtype is not input.dtype:
+    if bias is not None and bias.dtype is not input.dtype and not DISPATCH.casting:
         raise DTypeError(f"linear: input is {input.dtype.name} but bias is "
                          f"{bias.dtype.name}; they must match, as in PyTorch")
     if input.ndim > 2 and weight.ndim == 2:
@@ -52,6 +50,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         out = input @ weight.t()
     if bias is None:
         return out
+    if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
+        bias = bias.to(out.dtype)
     if tuple(bias.shape) != tuple(out.shape[-1:]):
         _check_bias(tuple(bias.shape), tuple(out.shape))
     return out + bias
