@@ -76,7 +76,7 @@ def test_forward_is_bit_equal_to_the_steps_and_gradients_close(gates, reverse, d
 @pytest.mark.parametrize("gates", [4, 3])
 @pytest.mark.parametrize("reverse", [False, True])
 def test_gradcheck_gradgradcheck_and_forward_mode(gates, reverse):
-    ops = _operands(gates, steps=2, batch=2, hidden=2)  # two steps carry the recurrence
+    ops = _operands(gates, steps=3, batch=1, hidden=2)  # a middle step: one before, one after
     fn = _scan(gates, reverse)
     assert gradcheck(fn, ops, check_forward_ad=True)
     assert gradgradcheck(fn, ops)
