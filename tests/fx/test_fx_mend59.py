@@ -94,3 +94,33 @@ def _method_node_names(lib):
 
 def test_target_names_are_snake_cased_as_torch():
     assert _method_node_names(ember) == _method_node_names(torch)
+
+
+
+def _get_attr_warns(lib, make_graph, name):
+    graph = make_graph(lib)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        graph.get_attr(name)
+    return any("get_attr" in str(w.message) for w in caught)
+
+
+def _owned_by_linear(lib):
+    return lib.fx.Graph(owning_module=lib.nn.Linear(2, 2))
+
+
+def _traced(lib):
+    return lib.fx.symbolic_trace(lib.nn.Sequential(lib.nn.ReLU())).graph
+
+
+def _unowned(lib):
+    return lib.fx.Graph()
+
+
+def test_get_attr_of_a_missing_name_warns_for_any_owning_module_as_torch():
+    # rm59df item 1: a plain module as owner warns too (only a running trace is quiet)
+    for make, name, warns in ((_owned_by_linear, "missing", True),
+                              (_owned_by_linear, "weight", False),
+                              (_traced, "missing", True), (_traced, "0", False),
+                              (_unowned, "missing", False)):
+        assert _get_attr_warns(ember, make, name) == _get_attr_warns(torch, make, name) == warns

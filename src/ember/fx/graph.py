@@ -65,6 +65,7 @@ class Graph:
         self._insert: Callable[[Node], None] = self._root.prepend
         self._namespace = Namespace()
         self.owning_module = owning_module
+        self._tracing = False  # (a Tracer records into it: its get_attr nodes may come first)
 
     @property
     def nodes(self) -> _NodeList:
@@ -114,10 +115,10 @@ class Graph:
 
     def get_attr(self, qualified_name: str, type_expr: Any = None) -> Node:
         """Reads the owning module's attribute ``qualified_name`` (``"layer.weight"``); warns,
-        as torch.fx, when the GraphModule whose graph this is has no submodule or tensor of
-        that name (never while a module is traced: a tracer may register it afterwards)."""
-        owner = self.owning_module
-        if getattr(owner, "graph", None) is self and not _holds_attr(owner, qualified_name):
+        as torch.fx, when the owning module has no submodule or tensor of that name (never
+        while a Tracer records into this graph: it may register the attribute afterwards)."""
+        if self.owning_module is not None and not self._tracing \
+                and not _holds_attr(self.owning_module, qualified_name):
             warnings.warn(f"Graph.get_attr: the owning GraphModule has no submodule or tensor "
                           f"{qualified_name!r}. Hint: add it with gm.add_submodule, "
                           "register_parameter or register_buffer", stacklevel=2)

@@ -228,15 +228,20 @@ class Tracer:
             fn, args = type(root).forward, [root]
         else:
             fn, args, root = root, [], Module()
-        self.begin(root, Graph(owning_module=root))
-        inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
-                                                    concrete_args=concrete_args or {})
-        call = _starred_as_named(fn) if _starred(fn) else fn
-        with _tracing(), self._patched(_user_globals(fn, root)):
-            result = call(*args, *inputs, **keyword_inputs)
-        returns = inspect.signature(fn).return_annotation
-        self.create_node("output", "output", (self.create_arg(result),), {},
-                         type_expr=None if returns is inspect.Signature.empty else returns)
+        graph = Graph(owning_module=root)
+        graph._tracing = True  # (get_attr is quiet: a subclass may register the tensor later)
+        self.begin(root, graph)
+        try:
+            inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
+                                                        concrete_args=concrete_args or {})
+            call = _starred_as_named(fn) if _starred(fn) else fn
+            with _tracing(), self._patched(_user_globals(fn, root)):
+                result = call(*args, *inputs, **keyword_inputs)
+            returns = inspect.signature(fn).return_annotation
+            self.create_node("output", "output", (self.create_arg(result),), {},
+                             type_expr=None if returns is inspect.Signature.empty else returns)
+        finally:
+            graph._tracing = False
         return self.graph
 
     def _placeholders(self, fn: Callable, skip_self: bool,
