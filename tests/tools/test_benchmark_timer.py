@@ -73,3 +73,21 @@ def test_timeit_takes_any_integer_type_as_torch(number):
     want = tb.Timer("pass").timeit(number).number_per_run
     got = eb.Timer("pass").timeit(number).number_per_run
     assert got == want == 3 and type(got) is int
+
+
+@pytest.mark.parametrize("threads", [np.int64(1), np.uint8(2), 1])
+def test_num_threads_of_any_integer_type_as_torch(threads):
+    # rm59df item 7: np.int64 was refused, as timeit's number was before 2ff9daa4
+    seen = []
+    got = eb.Timer("seen.append(ember.get_num_threads())", globals={"seen": seen},
+                   num_threads=threads).timeit(2)
+    want = tb.Timer("pass", num_threads=threads).timeit(2)
+    assert got.num_threads == want.num_threads == threads and type(got.num_threads) is int
+    assert set(seen) == {int(threads)}
+
+
+@pytest.mark.parametrize("threads", [0, -1, True, np.True_, 2.0, np.float64(1), "2", None])
+def test_num_threads_refuses_bools_floats_and_counts_below_one(threads):
+    # (torch takes any of them here and fails, or not, when it sets the threads)
+    with pytest.raises(ValueError, match="num_threads must be a positive int"):
+        eb.Timer("pass", num_threads=threads)

@@ -28,16 +28,16 @@ class Language(enum.Enum):
     CPP = 1
 
 
-def _positive_count(number: Any) -> int:
-    """``number`` as a Python int when it is a positive integer of any type (``int``,
-    ``np.int64``, anything with ``__index__``) and not a bool; else an ArgumentError."""
+def _positive_count(value: Any, where: str, meaning: str) -> int:
+    """``value`` as a Python int when it is a positive integer of any type (``int``,
+    ``np.int64``, anything with ``__index__``) and not a bool; else an ArgumentError that
+    names ``where`` (``"Timer.timeit: number"``) and ``meaning`` (``"the runs to time"``)."""
     try:
-        count = None if isinstance(number, bool) else operator.index(number)
+        count = None if isinstance(value, bool) else operator.index(value)
     except TypeError:
         count = None
     if count is None or count < 1:
-        raise ArgumentError(f"Timer.timeit: number must be a positive int (the runs to "
-                            f"time), got {number!r}")
+        raise ArgumentError(f"{where} must be a positive int ({meaning}), got {value!r}")
     return count
 
 
@@ -98,8 +98,7 @@ class Timer:
         if global_setup:
             raise ArgumentError(f"Timer: global_setup is C++ only (as in PyTorch), got "
                                 f"{global_setup!r}. Hint: move this code to setup")
-        if not isinstance(num_threads, int) or num_threads < 1:
-            raise ArgumentError(f"Timer: num_threads must be a positive int, got {num_threads!r}")
+        num_threads = _positive_count(num_threads, "Timer: num_threads", "the threads to use")
         stmt, setup = _tidy(stmt), _tidy(setup)
         self._task_spec = TaskSpec(stmt, setup, label, sub_label, description, env,
                                    num_threads)
@@ -115,7 +114,7 @@ class Timer:
     def timeit(self, number: int = 1000000) -> Measurement:
         """Runs ``stmt`` ``number`` times (after a warm-up of ``number // 100``, at least 2)
         and returns one measurement of them, as :meth:`timeit.Timer.timeit`."""
-        number = _positive_count(number)
+        number = _positive_count(number, "Timer.timeit: number", "the runs to time")
         with _threads(self._task_spec.num_threads):
             self._timeit(max(number // 100, 2))
             return self._measurement(number, [self._timeit(number)])
