@@ -46,10 +46,17 @@ def check_activities(activities: Iterable[ProfilerActivity] | None) -> None:
     left_out = sorted(a.name for a in wanted - supported_activities())
     if not left_out:
         return
-    why = (f"activities {left_out} cannot be traced: Ember's profiler traces the CPU (ops on "
-           "any device are timed from the host)")
     if ProfilerActivity.CPU not in wanted:
-        raise ArgumentError(f"profile: {why}. Hint: activities=[ProfilerActivity.CPU], or "
-                            "leave activities out")
-    warnings.warn(f"profile: {why}; profiling the CPU only, as PyTorch does where a device "
-                  "is missing", UserWarning, stacklevel=3)
+        raise ArgumentError(f"profile: activities {left_out} cannot be traced: Ember's profiler "
+                            "traces the CPU (ops on any device are timed from the host). Hint: "
+                            "activities=[ProfilerActivity.CPU], or leave activities out")
+    warn_untraced(f"activities {left_out}", 2)
+
+
+def warn_untraced(what: str, frames_up: int) -> None:
+    """Warns that ``what`` (device events asked for) cannot be traced and the CPU is profiled,
+    as PyTorch warns where a device is missing; the warning points ``frames_up`` frames above
+    the caller (at the user's line)."""
+    warnings.warn(f"profile: {what} cannot be traced: Ember's profiler traces the CPU (ops on "
+                  "any device are timed from the host); profiling the CPU only, as PyTorch "
+                  "does where a device is missing", UserWarning, stacklevel=frames_up + 2)

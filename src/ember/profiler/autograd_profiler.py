@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.errors import ArgumentError
+from ember.profiler.activity import warn_untraced
 from ember.profiler.events import Event, EventList, FunctionEventAvg
 from ember.profiler.profile import profile as _profile
 from ember.profiler.profile import record_function
@@ -37,8 +38,8 @@ class profile(_profile):
     activities) are accepted and change nothing (one recorder, of the host); so is
     ``post_processing_timeout_s`` (no post-processing; negative is an error, as PyTorch's).
     ``use_cpu=False`` (device events only) is refused: there would be nothing to trace;
-    so is a ``use_device`` other than "cpu", as ``use_cuda=True`` is: no device events
-    are traced (PyTorch, on a host without that device, warns and profiles the CPU).
+    ``use_cuda=True`` or a ``use_device`` other than "cpu" warns and profiles the CPU, as
+    PyTorch does on a host without that device (no device events are traced).
 
     Example:
         >>> with ember.autograd.profiler.profile() as prof:
@@ -57,10 +58,10 @@ class profile(_profile):
                  post_processing_timeout_s: float | None = None,
                  activity_filters: dict | None = None) -> None:
         if enabled:  # (PyTorch checks nothing when not: profile(enabled=flag, use_cuda=True))
-            _check_options(use_cpu, use_device)
+            _check_options(use_cpu, use_device, use_cuda)
         super().__init__(record_shapes=record_shapes, profile_memory=profile_memory,
                          with_flops=with_flops, with_stack=with_stack,
-                         with_modules=with_modules, use_cuda=use_cuda and enabled,
+                         with_modules=with_modules,
                          experimental_config=experimental_config, acc_events=acc_events,
                          post_processing_timeout_s=post_processing_timeout_s
                          if enabled else None)
@@ -125,16 +126,16 @@ class profile(_profile):
                                    top_level_events_only)
 
 
-def _check_options(use_cpu: bool, use_device: str | None) -> None:
+def _check_options(use_cpu: bool, use_device: str | None, use_cuda: bool) -> None:
     where = "autograd.profiler.profile"
     if not use_cpu:
         raise ArgumentError(f"{where}: use_cpu=False asks for device events only, and Ember's "
                             "profiler traces the host (ops on any device are timed from "
                             "there): nothing would be traced. Hint: leave use_cpu out")
     if use_device not in (None, "cpu"):
-        raise ArgumentError(f"{where}: use_device={use_device!r} cannot be traced: Ember's "
-                            "profiler traces the host, and ops on any device are timed from "
-                            "there; no device events are recorded. Hint: leave use_device out")
+        warn_untraced(f"use_device={use_device!r}", 2)
+    if use_cuda:
+        warn_untraced("use_cuda=True", 2)
 
 
 class emit_nvtx:
@@ -148,7 +149,6 @@ class emit_nvtx:
 
     def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
         self.enabled = enabled
-        self._finished = False  # (stopped since its last start: it has events to show)
 
     def __enter__(self) -> emit_nvtx:
         return self

@@ -24,7 +24,7 @@ from ember import memory
 from ember.autograd.engine import VJP_HOOK
 from ember.errors import ArgumentError, ArgumentTypeError
 from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
-from ember.profiler.activity import ProfilerActivity, check_activities
+from ember.profiler.activity import ProfilerActivity, check_activities, warn_untraced
 from ember.profiler.events import Event, EventList, chrome_trace, write_json
 from ember.profiler.flops import flops_of
 from ember.profiler.schedule import ProfilerAction, record_every_step
@@ -69,8 +69,9 @@ class profile:
             or recording span starts afresh, as in PyTorch).
         with_stack, with_modules, experimental_config, custom_trace_id_callback,
             post_processing_timeout_s: accepted for PyTorch's signature (Ember records no
-            stacks or module columns, and has no post-processing); ``use_cuda=True`` is
-            refused as ``ProfilerActivity.CUDA`` is, and an ``execution_trace_observer``.
+            stacks or module columns, and has no post-processing); ``use_cuda=True`` warns
+            and profiles the CPU, as ``ProfilerActivity.CUDA`` does; an
+            ``execution_trace_observer`` is refused.
 
     Every argument is a keyword, as in PyTorch (an older PyTorch's positional order differs).
 
@@ -101,7 +102,7 @@ class profile:
                  custom_trace_id_callback: Callable[[], str] | None = None,
                  post_processing_timeout_s: float | None = None) -> None:
         if use_cuda:
-            activities = [*(activities or [ProfilerActivity.CPU]), ProfilerActivity.CUDA]
+            warn_untraced("use_cuda=True", 1)
         check_activities(activities)
         if execution_trace_observer is not None:
             raise NotImplementedError(
