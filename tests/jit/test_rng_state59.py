@@ -60,3 +60,29 @@ def test_state_read_and_restored_at_each_call(fn):
     for eager, compiled in zip(*runs):
         for e, c in zip(eager, compiled):
             np.testing.assert_allclose(c, e, atol=1e-6)
+
+
+def test_code_run_below_a_handler_sees_no_state_hook_above_it():
+    """``run_below`` lowers the current handler: a hook of the handler above it (a tracer's
+    ``generator_state``) is not used, as ``on_detach`` is not (mend59e2)."""
+    from ember.ops.primitive import pop_handler, push_handler, run_below
+
+    class Upper:
+        def __call__(self, prim, inputs, params):  # pragma: no cover (no op is run)
+            raise AssertionError(prim)
+
+        def generator_state(self, read):
+            raise AssertionError("the hook of the handler above was used")
+
+    def lower(prim, inputs, params):  # pragma: no cover (no op is run)
+        raise AssertionError(prim)
+
+    upper = Upper()
+    push_handler(lower)
+    push_handler(upper)
+    try:
+        state = run_below(upper, ember.get_rng_state)
+    finally:
+        pop_handler(upper)
+        pop_handler(lower)
+    np.testing.assert_array_equal(state.numpy(), ember.get_rng_state().numpy())

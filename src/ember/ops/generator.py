@@ -59,7 +59,7 @@ class Generator:
         """The full state as a uint8 tensor, as PyTorch's (its bytes are Ember's own: the seed
         and NumPy's PCG64 state, 45 of them). (Inside ``ember.jit.compile``, the state at each
         call, as in eager code.)"""
-        read = _jit_hook("generator_state")
+        read = None if (h := DISPATCH.handler) is None else _jit_hook(h, "generator_state")
         return self._state() if read is None else read(self._state)
 
     def _state(self) -> Tensor:
@@ -82,8 +82,9 @@ class Generator:
             raise OpError(f"set_state: expected the uint8 tensor of {_STATE_BYTES} bytes that "
                           f"get_state() returns, got {got}; hint: a state from another "
                           "framework's generator cannot be restored here")
-        write = _jit_hook("set_generator_state")  # (jit's tracer: the state is restored
-        if write is None:  # at each call, from that call's value)
+        # (jit's tracer: the state is restored at each call, from that call's value)
+        write = None if (h := DISPATCH.handler) is None else _jit_hook(h, "set_generator_state")
+        if write is None:
             self._restore(state._data)
         else:
             write(state, self._restore)
@@ -128,17 +129,24 @@ default_generator = Generator()
 def _on_every_call(what: str, run: Any) -> Any:
     """``run()``; under a tracer that records Python effects (``ember.jit``), also recorded,
     so that a compiled function reseeds on each call as its eager code does."""
-    record = _jit_hook("python_effect")
+    record = None if (h := DISPATCH.handler) is None else _jit_hook(h, "python_effect")
     return run() if record is None else record(f"Generator.{what}", run)
 
 
-def _jit_hook(name: str) -> Any:
-    """The method ``name`` of the nearest active handler that has it (jit's tracer, also under
-    autocast's or vmap's handler inside a compiled function); None in eager code."""
-    if DISPATCH.handler is None:
-        return None
-    return next((hook for h in reversed(DISPATCH.stack)
-                 if (hook := getattr(h, name, None)) is not None), None)
+def _jit_hook(handler: Any, name: str) -> Any:
+    """The method ``name`` of ``handler`` (the current one, not None: callers check that
+    inline, so eager code pays one attribute read), or else of the nearest handler below it
+    that has it (jit's tracer, also under autocast's or vmap's handler inside a compiled
+    function); None if none has it."""
+    hook = getattr(handler, name, None)
+    if hook is not None:
+        return hook
+    stack = DISPATCH.stack  # (below it only: code run_below a handler sees none above)
+    for h in reversed(stack[:stack.index(handler)] if handler in stack else ()):
+        hook = getattr(h, name, None)
+        if hook is not None:
+            return hook
+    return None
 
 
 def remap_seed(seed: int) -> int:
