@@ -24,7 +24,9 @@ from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
 from ember.jit.reached_values import held_tensors
 from ember.jit.sources import SCOPE
+from ember.jit.switches import CONTEXTS
 from ember.jit.tracer import TraceError
+from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
 _FOLDING = ("fold", "cse", "dce")
@@ -116,11 +118,25 @@ def module_scopes(model: Any) -> Iterator[None]:
         SCOPE.path = start
 
 
+@contextmanager
+def _autocast_aside() -> Iterator[None]:
+    """An active ``ember.autocast`` off inside the block: the graph is the model's own, as
+    torch.export's under autocast (which records no casts; a model that autocasts enters
+    the context in its forward)."""
+    stack = DISPATCH.stack
+    context = CONTEXTS.get(stack[0]) if len(stack) == 1 else None
+    if context is None:
+        yield
+        return
+    with context[2]():
+        yield
+
+
 def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
     """The graph of the captured model called with these (other shapes of) arguments."""
     compiled, who = capture.compiled, capture.who
     try:
-        with ember.no_grad(), made_in() as made:
+        with ember.no_grad(), made_in() as made, _autocast_aside():
             compiled(*args, **kwargs)
     except TraceError as e:
         raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \
