@@ -50,3 +50,13 @@ def test_export_inside_autocast_captures_the_model_itself_as_torch(switch):
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "float32"
     np.testing.assert_allclose(got.detach().numpy(), want.numpy(), atol=1e-6)
     assert onnx_model is not None
+
+
+def test_export_inside_the_profiler_is_a_clear_error():
+    """(torch.export works there; Ember's jit runs the model eagerly under the profiler's
+    handler, so export captured nothing: "has not been called yet") (mend59e2)."""
+    m = ember.nn.Linear(4, 3)
+    x = ember.randn(2, 4)
+    with ember.profiler.profile(), pytest.raises(ember.export.ExportError,
+                                                 match="profiler.*hint: call"):
+        ember.export.export(m, (x,))

@@ -119,15 +119,20 @@ def module_scopes(model: Any) -> Iterator[None]:
 
 
 @contextmanager
-def _autocast_aside() -> Iterator[None]:
+def _autocast_aside(who: str) -> Iterator[None]:
     """An active ``ember.autocast`` off inside the block: the graph is the model's own, as
     torch.export's under autocast (which records no casts; a model that autocasts enters
-    the context in its forward)."""
+    the context in its forward). Under any other handler (the profiler, a transform) it
+    raises: jit would run the model eagerly there and capture nothing."""
     stack = DISPATCH.stack
-    context = CONTEXTS.get(stack[0]) if len(stack) == 1 else None
-    if context is None:
+    if not stack:
         yield
         return
+    context = CONTEXTS.get(stack[0]) if len(stack) == 1 else None
+    if context is None:
+        raise ExportError(f"{who} cannot capture the model inside ember.profiler.profile(), "
+                          "vmap, grad or another transform (or autocast nested with one of "
+                          f"them: {len(stack)} active); hint: call {who} outside them")
     with context[2]():
         yield
 
@@ -136,7 +141,7 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
     """The graph of the captured model called with these (other shapes of) arguments."""
     compiled, who = capture.compiled, capture.who
     try:
-        with ember.no_grad(), made_in() as made, _autocast_aside():
+        with ember.no_grad(), made_in() as made, _autocast_aside(who):
             compiled(*args, **kwargs)
     except TraceError as e:
         raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \
