@@ -1,24 +1,23 @@
-"""Comparisons, logical and bitwise ops and floating-point tests (no gradient), and nan_to_num.
+"""Comparisons, bitwise ops and floating-point tests (no gradient), and nan_to_num.
 
 Comparisons bring their operands to PyTorch's common dtype first (``int_tensor == 2.5``
-compares in float) and return bool tensors. Logical ops are the bitwise primitives applied to
-their operands' truth values, so the primitive set stays small.
+compares in float) and return bool tensors. The logical ops, the bitwise primitives applied
+to truth values, live in ``ops/logical.py`` and are re-exported here.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, is_complex_input, refuse_non_tensor, type_name
+from ember.errors import ArgumentError, DTypeError, is_complex_input, type_name
 from ember.layouts import in_operands_layout, is_dense
 from ember.ops.broadcast import broadcast_shapes
-from ember.ops.convert import cast, clone, promote
+from ember.ops.convert import clone, promote
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.forwarding import hands_over
 from ember.ops.inplace import bind_inplace
@@ -326,7 +325,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
-# -- bitwise and logical ------------------------------------------------------------------------
+# -- bitwise -------------------------------------------------------------------------------------
 def _integral(op: str, *xs: Tensor) -> tuple[Tensor, ...]:
     for x in xs:
         if x.dtype.is_floating_point:
@@ -407,58 +406,6 @@ def _shiftable(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     return a, b
 
 
-def _truth(x: Any, name: str) -> Any:
-    if isinstance(x, Tensor):
-        return cast(x, dtypes.bool_)
-    if type(x) in TENSOR_LIKE:  # (a nested tensor: its class computes the op)
-        raise TensorLikeOperand(name)
-    if not isinstance(x, (int, float, complex, np.generic)):  # (bool() of an array: ambiguous)
-        refuse_non_tensor(calling_op(), name, x)
-    return bool(x)
-
-
-def _logical(fn: Callable, node: Any, input: Any, other: Any) -> Tensor:
-    """``node`` of the truth values; a tensor-like operand (a nested tensor, also as the
-    method form's ``other``: ``t.logical_and(nt)``) hands the call over."""
-    try:
-        operands = promote(_truth(input, "input"), _truth(other, "other"))
-    except TensorLikeOperand:
-        return handle(fn, (input, other), {})
-    return apply(node, *operands)
-
-
-@method()
-def logical_and(input: Tensor, other: Any) -> Tensor:
-    """Elementwise ``input and other`` of truth values (nonzero is True), as a bool tensor.
-
-    Example:
-        >>> ember.logical_and(ember.tensor([0.0, 2.0]), ember.tensor([1, 1]))
-        tensor([False,  True])
-    """
-    refuse_limited("logical_and", getattr(input, "dtype", None))  # (a number: none)
-    return _logical(logical_and, BitwiseAnd, input, other)
-
-
-@method()
-def logical_or(input: Tensor, other: Any) -> Tensor:
-    """Elementwise ``input or other`` of truth values, as a bool tensor."""
-    refuse_limited("logical_or", getattr(input, "dtype", None))  # (a number: none)
-    return _logical(logical_or, BitwiseOr, input, other)
-
-
-@method()
-def logical_xor(input: Tensor, other: Any) -> Tensor:
-    """Elementwise exclusive or of truth values, as a bool tensor."""
-    return _logical(logical_xor, BitwiseXor, input, other)
-
-
-@method()
-def logical_not(input: Tensor) -> Tensor:
-    """Elementwise ``not input`` (zero is False), as a bool tensor."""
-    refuse_limited("logical_not", input.dtype)
-    return apply(BitwiseNot, cast(input, dtypes.bool_))
-
-
 for _fn, _name in [(bitwise_and, "__rand__"), (bitwise_or, "__ror__"),
                    (bitwise_xor, "__rxor__"), (bitwise_left_shift, "__rlshift__"),
                    (bitwise_right_shift, "__rrshift__")]:
@@ -468,9 +415,7 @@ bind_inplace(bitwise_and_=bitwise_and, __iand__=bitwise_and, bitwise_or_=bitwise
              __ior__=bitwise_or, bitwise_xor_=bitwise_xor, __ixor__=bitwise_xor,
              bitwise_left_shift_=bitwise_left_shift, __ilshift__=bitwise_left_shift,
              bitwise_right_shift_=bitwise_right_shift, __irshift__=bitwise_right_shift,
-             bitwise_not_=bitwise_not, logical_and_=logical_and, logical_or_=logical_or,
-             logical_xor_=logical_xor, logical_not_=logical_not, eq_=eq, ne_=ne, lt_=lt,
-             le_=le, gt_=gt, ge_=ge)
+             bitwise_not_=bitwise_not, eq_=eq, ne_=ne, lt_=lt, le_=le, gt_=gt, ge_=ge)
 
 
 # -- floating-point tests -----------------------------------------------------------------------
@@ -604,3 +549,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 
 
 bind_inplace(nan_to_num_=nan_to_num)
+
+
+# (after the bitwise primitives, which ops/logical.py imports: the names stay importable here)
+from ember.ops.logical import logical_and, logical_not, logical_or, logical_xor  # noqa: E402
