@@ -393,6 +393,8 @@ def test_logical_functions_refuse_a_masked_tensor_clearly():
             fn(mt, mt)
     with pytest.raises(TypeError, match="logical_xor: does not take a MaskedTensor"):
         ember.ones(2).logical_xor(mt)  # (the method form said only "other")
+    with pytest.raises(TypeError, match="float_power: does not take a MaskedTensor"):
+        ember.float_power(mt, 2.0)  # (it said "needs a tensor input or exponent")
 
 
 def test_hasattr_and_getattr_default_answer_for_missing_tensor_methods():

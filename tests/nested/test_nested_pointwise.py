@@ -103,6 +103,13 @@ def test_binary_functions_take_the_nested_tensor_second_as_torch(name, fn):
     assert_close(fn(ember, nt), fn(torch, tnt))
 
 
+def test_float_power_function_takes_the_nested_tensor_first_with_a_number_exponent():
+    # (it said "needs a tensor input or exponent, got NestedTensor and float")
+    nt, tnt = pair()
+    for exponent in (2.0, 3):
+        assert_close(ember.float_power(nt, exponent), torch.float_power(tnt, exponent))
+
+
 def test_logical_in_place_and_out_into_a_dense_tensor_of_a_nested_operand_are_clear_errors():
     nt, _ = pair()
     with pytest.raises(TypeError, match="logical_or_: the result is a NestedTensor"):

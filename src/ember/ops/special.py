@@ -525,6 +525,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
         tensor([4., 9.], dtype=ember.float64)
     """
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        hand_over_tensor_like(input, "input")  # (float_power(nt, 2.0): hands it over)
         hand_over_tensor_like(exponent, "exponent")  # (float_power(2.0, nt): hands it over)
         raise ArgumentTypeError("float_power: needs a tensor input or exponent, got "
                                 f"{type_name(input)} and {type_name(exponent)}")
