@@ -184,3 +184,22 @@ def test_meta_tensor_requires_grad_is_a_bool(flag):
         return
     t = ember.load(torch_file(data))
     assert (t.device.type, t.shape, t.requires_grad) == ("meta", (2,), expected)
+
+
+@pytest.mark.parametrize("data", [
+    P4 + OS + b"(" + SYSTEM + b"\x93.",  # STACK_GLOBAL's names across a MARK
+    P4 + OS + b"(2" + SYSTEM + b"\x93.",  # DUP of an empty MARK frame
+    P4 + OS + b"(\x94" + SYSTEM + b"\x93.",  # MEMOIZE of an empty MARK frame
+    P4 + OS + b"(\x85" + SYSTEM + b"\x93.",  # TUPLE1 across a MARK
+    P4 + OS + b"((X\x01\x00\x00\x00yll" + SYSTEM + b"\x93."])  # one LIST too many
+def test_listing_stops_at_marks(data):
+    with pytest.raises(CheckpointError, match="statically"):
+        unsafe(ember_file(data))
+
+
+@pytest.mark.parametrize("make", [ember_file, torch_file])
+def test_listing_is_linear_in_mark_ops(make):
+    # 200k values, then 40k times EMPTY_LIST MARK APPENDS POP: 360 KB that pickle reads in
+    # ms; a listing that scanned the stack for each MARK took minutes (review rm59b item 1)
+    data = b"\x80\x02" + b"N" * 200_000 + b"](e0" * 40_000 + b"cos\nsystem\n."
+    assert unsafe(make(data)) == ["os.system"]

@@ -15,7 +15,6 @@ from ember.errors import CheckpointError
 from ember.io import checkpoint, pickle_names, safe_globals, torch_file
 from ember.io import safetensors_file as st
 
-_MARK = object()  # (a MARK on the modelled stack)
 _TEXT = (pickletools.pyunicode, pickletools.pybytes_or_str)  # (ops pushing their str argument)
 _KINDS = {"PROTO": "proto", "GLOBAL": "global", "INST": "global", "STACK_GLOBAL": "stack",
           "MEMOIZE": "keep", "PUT": "keep", "BINPUT": "keep", "LONG_BINPUT": "keep",
@@ -43,17 +42,18 @@ def _shape(op: pickletools.OpcodeInfo) -> tuple[str | None, bool, int, bool, boo
 _SHAPES = {op.name: _shape(op) for op in pickletools.opcodes}
 
 
-def _take(stack: list[object], sliced: bool, takes: int) -> None:
+def _take(stack: list[object], marks: list[int], sliced: bool, takes: int) -> None:
     """Takes an opcode's operands off the modelled stack, as the unpickler does: ``takes``
-    values, after the items from the last MARK on where ``sliced``."""
+    values, after the items from the last MARK on where ``sliced``. ``marks``: the stack's
+    length at each MARK still open (pickle's metastack) after a 0 for the stack's bottom, so
+    this costs what it pops."""
     if sliced:
-        if _MARK not in stack:
+        if len(marks) == 1:
             raise _Unlistable("no MARK before it")
-        del stack[len(stack) - 1 - stack[::-1].index(_MARK):]
-    if takes:
-        if len(stack) < takes or _MARK in stack[-takes:]:
-            raise _Unlistable("a stack underflow")
-        del stack[-takes:]
+        del stack[marks.pop():]
+    if takes and len(stack) - takes < marks[-1]:
+        raise _Unlistable("a stack underflow")
+    del stack[len(stack) - takes:]
 
 
 def _lines(data: bytes, pos: int) -> list[str]:
@@ -72,7 +72,8 @@ def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
     else in protocol 0-2 ones, as ``pickle``."""
     found: set[tuple[str, str]] = set()
     protocol = 0
-    stack: list[object] = []  # what each value is: a string, a MARK, or None for the rest
+    stack: list[object] = []  # what each value is: a string, or None for the rest
+    marks = [0]  # (the stack's length at each open MARK, as the unpickler's metastack)
     memo: dict[int, object] = {}
     at: tuple = ()  # (the opcode read, and where)
     try:
@@ -84,28 +85,32 @@ def _names(data: bytes, where: str, torch: bool) -> set[tuple[str, str]]:
                     protocol = int(arg)
                 elif kind == "extension":
                     raise pickle_names.extension_error(where)
+                elif kind == "mark":
+                    marks.append(len(stack))
+                    continue
                 elif kind == "keep":  # (DUP and the memo stores read the top and keep it)
-                    if not stack or stack[-1] is _MARK:
+                    if len(stack) == marks[-1]:
                         raise _Unlistable("an empty stack")
                     if op.name == "DUP":
                         stack.append(stack[-1])
                     else:
                         memo[len(memo) if op.name == "MEMOIZE" else int(arg)] = stack[-1]
                     continue
-                elif kind == "pop" and stack and stack[-1] is _MARK:
-                    stack.pop()  # (POP of a bare MARK drops it, as the unpickler)
+                elif kind == "pop" and len(marks) > 1 and marks[-1] == len(stack):
+                    marks.pop()  # (POP of a bare MARK drops it, as the unpickler)
                     continue
                 elif kind in ("global", "stack"):
-                    names = _lines(data, pos) if kind == "global" else stack[-2:]
+                    names = (_lines(data, pos) if kind == "global" else
+                             stack[max(len(stack) - 2, marks[-1]):])
                     if not (len(names) == 2 and all(isinstance(n, str) for n in names)):
                         raise _Unlistable("a name it computes or has not pushed")
                     found.add(pickle_names.python3_name(*names) if torch or protocol < 3
                               else (names[0], names[1]))
             if sliced or takes:
                 at = (op.name, pos)
-                _take(stack, sliced, takes)
+                _take(stack, marks, sliced, takes)
             if gives:
-                stack.append(memo[int(arg)] if kind == "get" else _MARK if kind == "mark"
+                stack.append(memo[int(arg)] if kind == "get"
                              else arg if text and isinstance(arg, str) else None)
     except CheckpointError:
         raise
