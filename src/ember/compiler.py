@@ -133,7 +133,8 @@ class set_stance:  # noqa: N801 (torch's name: a function, a context manager and
     :func:`ember.jit.disable`); ``"eager_on_recompile"`` (a call no graph fits runs the plain
     function; graphs already made still run); ``"fail_on_recompile"`` (such a call raises a
     ``TraceError``); ``"eager_then_compile"`` and ``"aot_eager_then_compile"`` (the first
-    call no graph fits runs the plain function, the next call of that signature compiles).
+    call no graph fits runs the plain function, the next call of that signature compiles; a
+    training step, whose second call sees its gradients, runs eagerly twice: docs/jit.md).
     ``skip_guard_eval_unsafe`` is accepted: Ember always checks its keys; so is
     ``force_backend`` with ``"default"`` (a name of :func:`list_backends`).
 
