@@ -13,7 +13,6 @@ The gradient in ``x`` is ``±x^(a-1) e^-x / Γ(a)``; as in PyTorch there is none
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,11 +23,10 @@ from ember.ops.broadcast import sum_to
 from ember.ops.convert import promote
 from ember.ops.erfc_kernel import erfc_array
 from ember.ops.float_host import host_arrays
-from ember.ops.forwarding import hand_over_tensor_like
+from ember.ops.forwarding import hand_over_tensor_like, hands_over
 from ember.ops.gamma import lgamma
 from ember.ops.gamma_kernel import lgamma_array
 from ember.ops.inplace import bind_inplace
-from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import apply, primitive
 from ember.ops.unary import exp, log
 from ember.ops.zeta import zeta_array
@@ -197,7 +195,7 @@ class IGammaC(_Incomplete):
 
 def _operands(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
-        hand_over_tensor_like(input, "input")  # (a nested tensor: _incomplete hands it over)
+        hand_over_tensor_like(input, "input")  # (a nested tensor: hands_over hands it over)
         hand_over_tensor_like(other, "other")
         raise ArgumentTypeError(f"{op}: expected two tensors, got {type_name(input)} and "
                                 f"{type_name(other)}")
@@ -208,17 +206,8 @@ def _operands(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     return a, x
 
 
-def _incomplete(fn: Callable, node: type, input: Any, other: Any) -> Tensor:
-    """``node`` of the operands; a tensor-like one (a nested tensor, also as the method's
-    ``other``: ``t.igamma(nt)``) hands the call over."""
-    try:
-        operands = _operands(fn.__name__, input, other)
-    except TensorLikeOperand:
-        return handle(fn, (input, other), {})
-    return apply(node, *operands)
-
-
 @method()
+@hands_over
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """The regularized lower incomplete gamma function ``P(input, other)``, with shape
     ``input`` (a) and point ``other`` (x): ``γ(a, x) / Γ(a)``.
@@ -227,10 +216,11 @@ def igamma(input: Tensor, other: Tensor) -> Tensor:
         >>> ember.igamma(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 1.0]))
         tensor([0.6321, 0.2642])
     """
-    return _incomplete(igamma, IGamma, input, other)
+    return apply(IGamma, *_operands("igamma", input, other))
 
 
 @method()
+@hands_over
 def igammac(input: Tensor, other: Tensor) -> Tensor:
     """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P``.
 
@@ -238,7 +228,7 @@ def igammac(input: Tensor, other: Tensor) -> Tensor:
         >>> ember.igammac(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 1.0]))
         tensor([0.3679, 0.7358])
     """
-    return _incomplete(igammac, IGammaC, input, other)
+    return apply(IGammaC, *_operands("igammac", input, other))
 
 
 bind_inplace(igamma_=igamma, igammac_=igammac)

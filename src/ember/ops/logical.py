@@ -8,7 +8,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,8 +16,9 @@ from ember import dtypes
 from ember.errors import refuse_non_tensor
 from ember.ops.compare import BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor
 from ember.ops.convert import cast, promote
+from ember.ops.forwarding import hands_over
 from ember.ops.inplace import bind_inplace
-from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, calling_op
 from ember.ops.primitive import apply, refuse_limited
 from ember.tensor import Tensor, method
 
@@ -26,6 +26,9 @@ __all__ = ["logical_and", "logical_or", "logical_xor", "logical_not"]
 
 
 def _truth(x: Any, name: str) -> Any:
+    """``x``'s truth values: a bool tensor, or a number's bool; a tensor-like ``x`` (a nested
+    tensor, also as the method form's ``other``: ``t.logical_and(nt)``) hands the call over
+    (:func:`~ember.ops.forwarding.hands_over`)."""
     if isinstance(x, Tensor):
         return cast(x, dtypes.bool_)
     if type(x) in TENSOR_LIKE:  # (a nested tensor: its class computes the op)
@@ -35,17 +38,8 @@ def _truth(x: Any, name: str) -> Any:
     return bool(x)
 
 
-def _logical(fn: Callable, node: Any, input: Any, other: Any) -> Tensor:
-    """``node`` of the truth values; a tensor-like operand (a nested tensor, also as the
-    method form's ``other``: ``t.logical_and(nt)``) hands the call over."""
-    try:
-        operands = promote(_truth(input, "input"), _truth(other, "other"))
-    except TensorLikeOperand:
-        return handle(fn, (input, other), {})
-    return apply(node, *operands)
-
-
 @method()
+@hands_over
 def logical_and(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input and other`` of truth values (nonzero is True), as a bool tensor.
 
@@ -54,20 +48,22 @@ def logical_and(input: Tensor, other: Any) -> Tensor:
         tensor([False,  True])
     """
     refuse_limited("logical_and", getattr(input, "dtype", None))  # (a number: none)
-    return _logical(logical_and, BitwiseAnd, input, other)
+    return apply(BitwiseAnd, *promote(_truth(input, "input"), _truth(other, "other")))
 
 
 @method()
+@hands_over
 def logical_or(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input or other`` of truth values, as a bool tensor."""
     refuse_limited("logical_or", getattr(input, "dtype", None))  # (a number: none)
-    return _logical(logical_or, BitwiseOr, input, other)
+    return apply(BitwiseOr, *promote(_truth(input, "input"), _truth(other, "other")))
 
 
 @method()
+@hands_over
 def logical_xor(input: Tensor, other: Any) -> Tensor:
     """Elementwise exclusive or of truth values, as a bool tensor."""
-    return _logical(logical_xor, BitwiseXor, input, other)
+    return apply(BitwiseXor, *promote(_truth(input, "input"), _truth(other, "other")))
 
 
 @method()
@@ -75,6 +71,7 @@ def logical_not(input: Tensor) -> Tensor:
     """Elementwise ``not input`` (zero is False), as a bool tensor."""
     refuse_limited("logical_not", input.dtype)
     return apply(BitwiseNot, cast(input, dtypes.bool_))
+
 
 bind_inplace(logical_and_=logical_and, logical_or_=logical_or, logical_xor_=logical_xor,
              logical_not_=logical_not)
