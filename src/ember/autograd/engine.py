@@ -49,6 +49,7 @@ from ember.autograd.hook_calls import (
     run_node_hooks,
 )
 from ember.autograd.roots import as_list, batched_seeds, root_grads
+from ember.autograd.saved_hooks import forget_unpacked
 from ember.errors import ArgumentError, GradError, ShapeError
 from ember.ops.overrides import TENSOR_LIKE, handler_of
 from ember.ops.primitive import DISPATCH
@@ -375,6 +376,8 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
             if runs and not retain_graph:
                 node.release()  # (one that grad(..., inputs) does not run keeps its saved
                 #                 values, as PyTorch's: another backward may run it)
+            elif node.packed is not None:
+                forget_unpacked(node)
             if pending is not None and node in leaf_edges:
                 for key in leaf_edges[node]:
                     pending[key] -= 1

@@ -58,7 +58,7 @@ class FunctionCtx:
         self._on_release: Callable[[FunctionCtx], None] | None = None
         self._output_slots: dict[int, int] = {}  # id of a differentiable output -> its index
         self._node: Node | None = None  # this Function's node, while its backward runs
-        self._packed: tuple | None = None  # (unpack hook, what _pack made), until unpacked
+        self._packed: tuple | None = None  # (unpack hook, what _pack made), until released
         self._freed = False  # a backward without retain_graph released what was saved
 
     def save_for_backward(self, *tensors: Any) -> None:
@@ -98,9 +98,9 @@ class FunctionCtx:
                     f"backward of {self._name}: saved tensor {i} (shape {tuple(t.shape)}) was "
                     f"modified in place after forward saved it: version {version} then, "
                     f"{t._vc.value} now. Hint: save a .clone() or avoid the in-place op.")
-        if self._packed is not None and saved is self._saved:  # (through saved-tensor hooks)
-            saved = self._saved = self._unpack()
         node, slots = self._node, self._output_slots
+        if self._packed is not None and saved is self._saved:  # (through saved-tensor hooks:
+            saved, slots = self._unpack()  # unpacked at each read, as PyTorch's)
         if node is not None and slots:  # a saved output carries this node's history, as in
             saved = tuple(_as_output(t, node, slots[id(t)]) if id(t) in slots else t  # PyTorch,
                           for t in saved)  # so a backward written in ops differentiates again
@@ -128,11 +128,11 @@ class FunctionCtx:
         return (value, id(t), t._vc, t._vc.value, t.requires_grad, *history(t, t._device),
                 t.device, origin)
 
-    def _unpack(self) -> tuple:
-        """The saved tensors back through the unpack hook, checked for in-place changes and
-        keeping their output slots (under the tensors' old ids)."""
+    def _unpack(self) -> tuple[tuple, dict[int, int]]:
+        """The saved tensors back through the unpack hook, checked for in-place changes, and
+        the output slots of those that were outputs (by the unpacked tensors' ids)."""
         unpack, entries = self._packed
-        self._packed, tensors = None, []
+        tensors, slots = [], {}
         for i, (packed, e) in enumerate(entries):
             if not packed:
                 tensors.append(e)
@@ -148,9 +148,9 @@ class FunctionCtx:
                     ".clone() or avoid the in-place op.")
             t = _wrap(array, device, requires_grad, src, idx, vc)
             if key in self._output_slots:
-                self._output_slots[id(t)] = self._output_slots.pop(key)
+                slots[id(t)] = self._output_slots[key]
             tensors.append(t)
-        return tuple(tensors)
+        return tuple(tensors), slots
 
     def _release(self) -> None:
         """The node is released (a backward without ``retain_graph``): what backward needed

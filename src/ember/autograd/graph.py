@@ -29,6 +29,7 @@ from ember.autograd.saved_hooks import (
     Unsaved,
     _pack,
     _unpack,
+    forget_unpacked,
     saved_tensors_hooks,  # (importable from here, as from torch.autograd.graph)
 )
 from ember.errors import GradError
@@ -221,7 +222,10 @@ class Node(_Hookable, metaclass=ABCMeta):
             if read is not None:
                 return read(self, attr)
             if attr.startswith("_saved_"):
-                return self._read_saved(attr[len("_saved_"):])
+                try:
+                    return self._read_saved(attr[len("_saved_"):])
+                finally:
+                    forget_unpacked(self)
         raise AttributeError(f"'Node' object has no attribute {attr!r}")
 
     def _read_saved(self, name: str) -> Any:

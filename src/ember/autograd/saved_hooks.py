@@ -303,7 +303,18 @@ def _unpack(node: Node, packed: tuple) -> None:
     node.outputs = None if outs is None else tuple(
         None if o is None else _unpacked_output(_array(_run_hook(unpack, o[0])), o)
         for o in outs)
-    node.packed = None
+
+
+def forget_unpacked(node: Node) -> None:
+    """Drops what ``node``'s unpack hook gave back (after its backward ran under
+    ``retain_graph``, or ``grad_fn._saved_*`` was read): the next read unpacks again, as
+    PyTorch runs the unpack hook at each access, and memory the hook moved away (``save_on_cpu``)
+    is not held twice while the graph lives."""
+    if node.packed is not None:
+        try:
+            del node.inputs, node.outputs
+        except AttributeError:  # (not unpacked since)
+            pass
 
 
 def _unpacked_output(array: Any, packed: tuple) -> tuple:
