@@ -67,6 +67,24 @@ def test_overrides_protocol_as_torch(lib):
     assert ov.is_tensor_like(lib.ones(1)) and ov.is_tensor_like(a) and not ov.is_tensor_like(1)
 
 
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_wrap_torch_function_and_method_test_as_torch(lib):
+    ov = lib.overrides
+
+    @ov.wrap_torch_function(lambda x, y=None: (x, y))
+    def pair(x, y=None):
+        return "plain"
+
+    a = _Claims()
+    assert pair(1) == "plain" and pair.__name__ == "pair"
+    assert pair(1, y=a) == ("pair", ["_Claims"], (1,), {"y": a})
+    assert ov.is_tensor_method_or_property(lib.Tensor.add)
+    assert ov.is_tensor_method_or_property(lib.Tensor.__add__)
+    assert ov.is_tensor_method_or_property(lib.Tensor.shape.__get__)
+    assert not ov.is_tensor_method_or_property(lib.add)
+    assert not ov.is_tensor_method_or_property(pair)
+
+
 def test_nested_tensors_are_tensor_like():
     nt = ember.nested.nested_tensor([ember.ones(2), ember.ones(3)])
     assert ember.overrides.is_tensor_like(nt)

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -27,7 +28,8 @@ from ember.ops.overrides import TENSOR_LIKE
 from ember.tensor import Tensor
 
 __all__ = ["handle_torch_function", "has_torch_function", "has_torch_function_unary",
-           "has_torch_function_variadic", "is_tensor_like"]
+           "has_torch_function_variadic", "is_tensor_like", "is_tensor_method_or_property",
+           "wrap_torch_function"]
 
 
 def _overrides(obj: Any) -> bool:
@@ -92,3 +94,39 @@ def is_tensor_like(inp: Any) -> bool:
     """Whether ``inp`` is a tensor, a registered tensor-like object (nested tensor, DTensor)
     or defines ``__torch_function__``."""
     return isinstance(inp, Tensor) or type(inp) in TENSOR_LIKE or _overrides(inp)
+
+
+def is_tensor_method_or_property(func: Callable) -> bool:
+    """Whether ``func`` is a method of ``ember.Tensor`` or a property's getter
+    (``Tensor.shape.__get__``), as ``__torch_function__`` implementations ask.
+
+    Example:
+        >>> is_tensor_method_or_property(ember.Tensor.add), is_tensor_method_or_property(ember.add)
+        (True, False)
+    """
+    if getattr(func, "__name__", None) == "__get__":
+        return True
+    return any(value is func for cls in Tensor.__mro__[:-1] for value in vars(cls).values())
+
+
+def wrap_torch_function(dispatcher: Callable[..., Iterable[Any]]) -> Callable[[Callable], Callable]:
+    """A decorator making a function honour ``__torch_function__``: ``dispatcher`` takes the
+    function's arguments and returns the relevant ones; if any overrides, the call goes to
+    :func:`handle_torch_function` with the decorated function.
+
+    Example:
+        >>> @wrap_torch_function(lambda x, s=1: (x,))
+        ... def scaled(x, s=1):
+        ...     return x * s
+        >>> scaled(ember.ones(2), 3)
+        tensor([3., 3.])
+    """
+    def decorate(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            relevant = tuple(dispatcher(*args, **kwargs))
+            if has_torch_function(relevant):
+                return handle_torch_function(wrapped, relevant, *args, **kwargs)
+            return func(*args, **kwargs)
+        return wrapped
+    return decorate
