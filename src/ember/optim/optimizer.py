@@ -409,8 +409,9 @@ class Optimizer:
         """Restores a state from :meth:`state_dict` (this optimizer's or PyTorch's layout).
 
         State tensors (and NumPy arrays, also in lists) are copied to each parameter's
-        device, and floating ones but ``step`` to a floating parameter's dtype; state keys may
-        be ints or their strings (as JSON gives them). Options a group lacks that PyTorch
+        device, and floating ones but ``step`` to a floating parameter's dtype. Saved parameter
+        ids map to this optimizer's parameters by position, as in PyTorch, whatever they are
+        (ints, their strings as JSON gives them, or names). Options a group lacks that PyTorch
         fills in (``nesterov``, ``amsgrad``, ...) take PyTorch's fallback values. The hooks of
         :meth:`register_load_state_dict_pre_hook` run first (on a shallow copy of
         ``state_dict``), those of :meth:`register_load_state_dict_post_hook` last.
@@ -429,11 +430,12 @@ class Optimizer:
                 raise ArgumentError("loaded state dict contains a parameter group that doesn't "
                                     f"match the size of optimizer's group ({len(saved['params'])} "
                                     f"parameters saved, {len(group['params'])} in the optimizer)")
-        by_index = {int(i): p for saved, group in zip(saved_groups, self.param_groups, strict=True)
+        by_index = {_saved_id(i): p
+                    for saved, group in zip(saved_groups, self.param_groups, strict=True)
                     for i, p in zip(saved["params"], group["params"], strict=True)}
         state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         for key, values in state_dict["state"].items():
-            k = int(key) if isinstance(key, int | str) and str(key).isdigit() else key
+            k = _saved_id(key)
             p = by_index.get(k)
             if p is None:
                 state[k] = copy.deepcopy(values)
@@ -534,7 +536,13 @@ def _add_hook(hooks: list, hook: Callable, prepend: bool) -> RemovableHandle:
     return handle
 
 
-def _check_state_shapes(p: Tensor, index: int, state: dict[str, Any]) -> None:
+def _saved_id(key: Any) -> Any:
+    """A parameter's id in a saved state dict: an int, or its string (as JSON gives it), is
+    one id; any other hashable id (a name, as some checkpoints use) is kept as it is."""
+    return int(key) if isinstance(key, int | str) and str(key).isdigit() else key
+
+
+def _check_state_shapes(p: Tensor, index: Any, state: dict[str, Any]) -> None:
     """A ShapeError for a loaded state tensor neither 0-d nor of its parameter's shape."""
     for name, value in state.items():
         if isinstance(value, Tensor) and value.ndim and value.shape != p.shape:
