@@ -318,6 +318,8 @@ _BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select":
             "unsqueeze": unsqueeze, "narrow_copy": narrow_copy, "_select": select,  # (ember.select)
             "norm": norm, "linear": linear, "any": any_, "cat": sparse_cat,
             "concat": sparse_cat, "concatenate": sparse_cat}
+#: ``ember.<name>(s, ...)`` is the method ``s.<name>(...)``, as PyTorch's one op for both
+_AS_METHOD = ("sum", "t", "transpose", "swapaxes", "swapdims", "clone")
 
 
 def _handle(op: Any, args: tuple, kwargs: dict) -> Any:
@@ -330,6 +332,8 @@ def _handle(op: Any, args: tuple, kwargs: dict) -> Any:
     called = calling_op()  # (``ember.floor`` of an integer tensor met it in ``clone``)
     if called in UNARY:
         return UNARY[called](sparse)
+    if op.__name__ in _AS_METHOD and args and args[0] is sparse:
+        return getattr(sparse, op.__name__)(*args[1:], **kwargs)
     if op.__name__ in LIKE:  # (after the above: ``isposinf`` of integers is a zeros_like)
         return LIKE[op.__name__](*args, **kwargs)
     raise not_supported(op.__name__, sparse)
