@@ -42,3 +42,20 @@ def test_function_sum_of_a_sparse_tensor_has_a_gradient():
     ember.sum(s).backward()
     np.testing.assert_allclose(s.grad.to_dense().numpy(), (np.array(DENSE) != 0).astype(float))
 
+
+@pytest.mark.parametrize("dense", [DENSE, [[0.0, 0.0], [0.0, 0.0]], [[1.0, -1.0]]])
+@pytest.mark.parametrize("dim", [0, 1, -1, (0, 1)])
+def test_csr_sum_keepdim_stays_csr_as_torch(dense, dim):
+    e, t = ember.tensor(dense).to_sparse_csr(), torch.tensor(dense).to_sparse_csr()
+    got, want = e.sum(dim, keepdim=True), t.sum(dim, keepdim=True)
+    assert got.layout is ember.sparse_csr and got.shape == tuple(want.shape)
+    assert got._nnz() == want._nnz()
+    np.testing.assert_allclose(got.crow_indices().numpy(), want.crow_indices().numpy())
+    if want._nnz():  # (torch's to_dense of its empty 1x1 result fails)
+        np.testing.assert_allclose(_dense(got), _dense(want))
+
+
+def test_csr_sum_keepdim_gradient_reaches_the_values():
+    s = ember.tensor(DENSE).to_sparse_csr().requires_grad_()
+    s.sum((0, 1), keepdim=True).values().sum().backward()
+    np.testing.assert_allclose(s.grad.values().numpy(), np.ones(4))

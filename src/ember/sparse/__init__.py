@@ -248,7 +248,8 @@ def _sum_method(self: SparseTensor, dim: Any = None, keepdim: bool = False,
     ``keepdim`` keeps each summed dimension with size 1 (uncoalesced, as PyTorch's)."""
     dtype = _read_dtype("sparse.sum", dtype)
     if keepdim:
-        return _kept(self, _sum_method(self, dim, dtype=dtype), dim)
+        kept = _kept(self, _sum_method(self, dim, dtype=dtype), dim)
+        return kept if self.layout is not sparse_csr else _as_csr(kept, self._nnz() > 0)
     if dim is None and dtype is not None and dtype != self.dtype:  # (each entry cast first,
         return _sum_method(self.to(dtype))  # as torch's method: no int8 wrap, no bool merge)
     if dtype is None and not (self.dtype.is_floating_point or self.dtype.is_complex):
@@ -263,6 +264,16 @@ def _kept(s: SparseTensor, out: Any, dim: Any) -> Any:
     for d in normalize_dims(dim, s.ndim, "sum"):
         out = unsqueeze(out, d) if isinstance(out, SparseTensor) else out.unsqueeze(d)
     return out
+
+
+def _as_csr(kept: Any, specified: bool) -> SparseTensor:
+    """A CSR matrix's ``sum(dim, keepdim=True)`` in CSR, as PyTorch's (a full sum: one entry
+    where the matrix had ``specified`` ones)."""
+    if isinstance(kept, SparseTensor):
+        return kept.to_sparse_csr()
+    n = int(specified)
+    return sparse_csr_tensor(Tensor([0, n]).to(int64), Tensor([0] * n).to(int64),
+                             kept.reshape(1)[:n], (1, 1))
 
 
 SparseTensor.sum = _sum_method
