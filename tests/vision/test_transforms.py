@@ -208,3 +208,22 @@ def test_big_endian_16_bit_pil_images():
     big = values.astype(">u2")  # a big-endian array too
     for convert in (T.ToTensor(), v2.ToImage()):
         np.testing.assert_array_equal(convert(big).numpy()[0], values)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: T.RandomRotation((5,)), "RandomRotation: if degrees is a sequence, it must be of"),
+    (lambda: T.RandomRotation((1, 2, 3)), "degrees is a sequence, it must be of len 2"),
+    (lambda: T.RandomAffine(5, translate=(0.1,)), "translate is a sequence, it must be of len 2"),
+    (lambda: T.RandomAffine(5, translate=(0.1, 0.2, 0.3)), "translate is a sequence"),
+    (lambda: T.RandomAffine(5, scale=(0.5,)), "RandomAffine: if scale is a sequence"),
+    (lambda: T.GaussianBlur((1, 3, 5)), "GaussianBlur: if kernel_size is a sequence"),
+    (lambda: T.GaussianBlur(3, (1.0, 2.0, 3.0)), "GaussianBlur: if sigma is a sequence"),
+])
+def test_random_transforms_refuse_ranges_that_are_not_pairs(make, match):
+    """As torchvision's "If degrees is a sequence, it must be of len 2." (a ValueError): a
+    1-value range raised IndexError (at construction or at the first call), a 3-value one
+    was cut to its first two values without a word (sweep60e)."""
+    with pytest.raises(ValueError, match=match):
+        make()
+    assert T.GaussianBlur((3,))(ember.rand(3, 8, 8)).shape == (3, 8, 8)  # one size: both axes
+    assert T.RandomRotation([1, 2]).degrees == (1.0, 2.0)

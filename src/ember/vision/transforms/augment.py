@@ -28,6 +28,13 @@ def _uniform(low: float, high: float, generator: ember.Generator | None) -> floa
     return float(ember.empty(1).uniform_(low, high, generator=generator).item())
 
 
+def _two(op: str, name: str, value: Sequence[Any]) -> Sequence[Any]:
+    """``value`` if it holds two values (a range, or a per-axis pair), as torchvision checks."""
+    if len(value) != 2:
+        raise ArgumentError(f"{op}: if {name} is a sequence, it must be of len 2, got {value!r}")
+    return value
+
+
 def _coin(p: float, generator: ember.Generator | None) -> bool:
     return ember.rand(1, generator=generator).item() < p
 
@@ -217,12 +224,14 @@ class GaussianBlur(_Random):
                  sigma: float | tuple[float, float] = (0.1, 2.0),
                  generator: ember.Generator | None = None) -> None:
         sizes = [kernel_size] * 2 if isinstance(kernel_size, numbers.Number) else kernel_size
+        if len(sizes) != 1:
+            _two("GaussianBlur", "kernel_size", sizes)
         if not all(isinstance(k, numbers.Integral) and k > 0 and k % 2 == 1 for k in sizes):
             raise ArgumentError(f"GaussianBlur: kernel_size should be odd and positive integers, "
                                 f"got {kernel_size}")
         self.kernel_size = kernel_size
         self.sigma = (float(sigma), float(sigma)) if isinstance(sigma, numbers.Number) \
-            else (float(sigma[0]), float(sigma[1]))
+            else tuple(float(v) for v in _two("GaussianBlur", "sigma", sigma))
         if not 0 < self.sigma[0] <= self.sigma[1]:
             raise ArgumentError(f"GaussianBlur: sigma values should be positive and of the form "
                                 f"(min, max), got {sigma}")
@@ -258,7 +267,7 @@ class RandomRotation(_Random):
                 raise ArgumentError("RandomRotation: if degrees is a single number, it must be "
                                     f"positive, got {degrees}")
             degrees = (-float(degrees), float(degrees))
-        self.degrees = (float(degrees[0]), float(degrees[1]))
+        self.degrees = tuple(float(d) for d in _two("RandomRotation", "degrees", degrees))
         self.interpolation, self.expand = InterpolationMode(interpolation), expand
         self.center, self.fill, self.generator = center, fill, generator
 

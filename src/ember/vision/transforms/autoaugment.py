@@ -17,7 +17,7 @@ from ember.errors import ArgumentError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._pil import accepts_pil_in_rgb, is_pil_image
-from ember.vision.transforms.augment import _Random, _uniform
+from ember.vision.transforms.augment import _Random, _two, _uniform
 from ember.vision.transforms.basic import _hw
 from ember.vision.transforms.functional import Image, InterpolationMode
 
@@ -55,10 +55,11 @@ class RandomAffine(_Random):
                  fill: float | Sequence[float] = 0, center: Sequence[float] | None = None,
                  generator: ember.Generator | None = None) -> None:
         self.degrees = _span("degrees", degrees)
-        if translate is not None and not all(0.0 <= t <= 1.0 for t in translate):
+        if translate is not None and not all(0.0 <= t <= 1.0 for t in
+                                             _two("RandomAffine", "translate", translate)):
             raise ArgumentError(f"RandomAffine: translation values should be between 0 and 1, "
                                 f"got {translate}")
-        if scale is not None and not all(s > 0 for s in scale):
+        if scale is not None and not all(s > 0 for s in _two("RandomAffine", "scale", scale)):
             raise ArgumentError(f"RandomAffine: scale values should be positive, got {scale}")
         self.translate, self.scale = translate, scale
         self.shear = None if shear is None else _span("shear", shear, count=4)
