@@ -6,8 +6,10 @@ A subclass gives its natural parameters ``θ`` (``_natural_params``), the log no
 (``_mean_carrier_measure``); the base class then has the entropy
 ``F(θ) - ⟨θ, ∇F(θ)⟩ - E[k(x)]`` and, between two members of one family, the KL divergence as
 the Bregman divergence of ``F`` (registered in kl_families.py). ``∇F`` comes from autograd
-on a detached copy of ``θ``, as in PyTorch: so the entropy, and ``KL(p || q)`` through ``p``,
-pass no gradient to the distribution's parameters (``q``'s side of the KL does). Bernoulli, Beta,
+on ``θ`` itself, with a graph, so the entropy and both sides of ``KL(p || q)`` pass gradients to
+the parameters (PyTorch differentiates a detached copy of ``θ``: its ``KL(p || q)`` passes no
+gradient to ``p``'s parameters, e.g. for two Wisharts); with no parameter requiring grad, the
+result carries no graph. Bernoulli, Beta,
 ContinuousBernoulli, Dirichlet, Exponential, Gamma (and Chi2), Normal, Poisson and Wishart
 are members, as in PyTorch; their own closed-form entropies and KL formulas take precedence.
 
@@ -20,7 +22,7 @@ Example:
 
 from __future__ import annotations
 
-from ember.autograd import grad
+from ember.autograd import enable_grad, grad, is_grad_enabled
 from ember.distributions.distribution import Distribution
 from ember.distributions.utils import sum_rightmost
 from ember.tensor import Tensor
@@ -49,10 +51,13 @@ class ExponentialFamily(Distribution):
                                   "entropy needs, is not defined")
 
     def _log_normalizer_and_grads(self) -> tuple[list[Tensor], Tensor, tuple[Tensor, ...]]:
-        """``θ`` (detached, then tracked), ``F(θ)`` and ``∇F(θ)`` (differentiable)."""
-        params = [p.detach().requires_grad_() for p in self._natural_params]
-        log_norm = self._log_normalizer(*params)
-        return params, log_norm, grad(log_norm.sum(), params, create_graph=True)
+        """``θ``, ``F(θ)`` and ``∇F(θ)``, all differentiable in the parameters (a ``θ`` outside
+        any graph is tracked on a detached copy; under ``no_grad`` too)."""
+        with enable_grad():
+            params = [p if p.requires_grad else p.detach().requires_grad_()
+                      for p in self._natural_params]
+            log_norm = self._log_normalizer(*params)
+            return params, log_norm, grad(log_norm.sum(), params, create_graph=True)
 
     def entropy(self) -> Tensor:
         """``F(θ) - ⟨θ, ∇F(θ)⟩ - E[k(x)]`` (the Bregman form, as PyTorch's).
@@ -67,7 +72,7 @@ class ExponentialFamily(Distribution):
         result = result + log_norm
         for p, g in zip(params, grads):
             result = result - (p * g).reshape(tuple(self.batch_shape) + (-1,)).sum(-1)
-        return result
+        return _tracked_only_if(result, self._natural_params)
 
     def _bregman_kl(self, q: ExponentialFamily) -> Tensor:
         """``KL(self || q) = F(θ_q) - F(θ_p) - ⟨θ_q - θ_p, ∇F(θ_p)⟩`` for ``q`` of the same
@@ -77,4 +82,12 @@ class ExponentialFamily(Distribution):
         result = q._log_normalizer(*q_params) - log_norm
         for p, qp, g in zip(params, q_params, grads):
             result = result - sum_rightmost((qp - p) * g, len(q.event_shape))
+        return _tracked_only_if(result, (*self._natural_params, *q_params))
+
+
+def _tracked_only_if(result: Tensor, params: tuple[Tensor, ...]) -> Tensor:
+    """``result``, detached under ``no_grad`` or when no parameter in ``params`` requires grad
+    (the tracked copies made for ``∇F`` would otherwise leave a graph no parameter reaches)."""
+    if is_grad_enabled() and any(p.requires_grad for p in params):
         return result
+    return result.detach()
