@@ -418,7 +418,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """
     if input.dtype.is_floating_point:  # (one op; other dtypes: the composite's promotion)
         return _run(input, inplace, "hardsigmoid", lambda x: apply(Hardsigmoid, x))
-    return _run(input, inplace, "hardsigmoid", lambda x: hardtanh(x + 3, 0.0, 6.0) / 6)
+    # (+ 3.0 promotes first: integer + 3 would wrap a uint8 253 to 0)
+    return _run(input, inplace, "hardsigmoid", lambda x: hardtanh(x + 3.0, 0.0, 6.0) / 6)
 
 
 @hands_over
