@@ -40,7 +40,7 @@ __all__ = ["cholesky_solve", "cholesky_inverse"]
 _INF = float("inf")
 
 
-def cond(A: Tensor, p: float | str | None = None) -> Tensor:  # noqa: N803
+def cond(input: Tensor, p: float | str | None = None) -> Tensor:
     """The condition number of a matrix (or of each in a batch) in the norm ``p``: ``None``
     or ``2`` (``σ_max / σ_min``, any shape), ``-2`` (its inverse), or ``'fro'``, ``'nuc'``,
     ``inf``, ``-inf``, ``1``, ``-1`` (``‖A‖ ‖A⁻¹‖``, square matrices; inf when singular).
@@ -49,6 +49,7 @@ def cond(A: Tensor, p: float | str | None = None) -> Tensor:  # noqa: N803
         >>> ember.linalg.cond(ember.tensor([[1.0, 0.0], [0.0, 4.0]]))
         tensor(4.)
     """
+    A = input  # (PyTorch's keyword name)
     op = "linalg.cond"
     by_svd = p is None or (not isinstance(p, str) and p in (2, -2))
     if not by_svd and p not in ("fro", "nuc") and (isinstance(p, str) or
@@ -112,7 +113,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
 
 
 @float32_under_autocast  # (on PyTorch's CPU autocast float32 list)
-def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
+def householder_product(input: Tensor, tau: Tensor) -> Tensor:
     """The first ``n`` columns of ``H_1 ⋯ H_k``, ``H_i = I - tau_i v_i v_iᴴ``, where ``v_i`` is
     column ``i`` of ``A`` below the diagonal with a 1 on it (LAPACK's ``orgqr``; ``A`` and
     ``tau`` as ``torch.geqrf`` returns them): ``A (…, m, n)``, ``tau (…, k)``, ``k <= n <= m``.
@@ -122,6 +123,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
         tensor([[-1.,  0.],
                 [ 0.,  1.]])
     """
+    A = input  # (PyTorch's keyword name)
     op = "linalg.householder_product"
     check_matrix(op, A, square=False, complex_ok=True)
     check_float(op, A, tau, complex_ok=True)

@@ -99,7 +99,7 @@ def _cholesky(A: Tensor, upper: bool, check_errors: bool, op: str) -> tuple[Tens
     return apply(Cholesky, A, upper=upper, check_errors=check_errors, op=op)
 
 
-def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
+def linalg_cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor of a symmetric positive-definite matrix (or of each in a batch):
     lower ``L`` with ``A = L Lᴴ`` from ``A``'s lower triangle, or upper ``U`` with
     ``A = Uᴴ U`` from its upper triangle with ``upper=True``, as LAPACK's (and PyTorch's)
@@ -111,10 +111,11 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
         tensor([[2., 0.],
                 [1., 1.]])
     """
+    A = input  # (PyTorch's keyword name)
     return _cholesky(A, bool(upper), True, "linalg.cholesky")[0]
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803
+def cholesky_ex(input: Tensor, *, upper: bool = False,
                 check_errors: bool = False) -> return_types.linalg_cholesky_ex:
     """:func:`linalg_cholesky` that reports failure in ``info`` (the order of the first
     leading minor that is not positive-definite, 0 if none) instead of raising, unless
@@ -124,6 +125,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803
         >>> ember.linalg.cholesky_ex(ember.tensor([[1.0, 2.0], [2.0, 1.0]])).info
         tensor(2, dtype=ember.int32)
     """
+    A = input  # (PyTorch's keyword name)
     return return_types.linalg_cholesky_ex(*_cholesky(A, bool(upper), bool(check_errors),
                                                       "linalg.cholesky_ex"))
 
@@ -341,7 +343,7 @@ class Eigh(Primitive):
         return dw, matmul(v, p * off / _gaps(w))
 
 
-def eigh(A: Tensor, UPLO: str = "L") -> return_types.linalg_eigh:  # noqa: N803
+def eigh(input: Tensor, UPLO: str = "L") -> return_types.linalg_eigh:  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix, reading its
     lower (``UPLO='L'``) or upper triangle. Gradients through the eigenvectors are inf/NaN
     where eigenvalues repeat, as in PyTorch.
@@ -350,19 +352,21 @@ def eigh(A: Tensor, UPLO: str = "L") -> return_types.linalg_eigh:  # noqa: N803
         >>> ember.linalg.eigh(ember.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
         tensor([1., 2.])
     """
+    A = input  # (PyTorch's keyword name)
     if UPLO not in ("L", "U"):
         raise ArgumentError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     check_matrix("linalg.eigh", A, complex_ok=True)
     return return_types.linalg_eigh(*apply(Eigh, A, UPLO=UPLO))
 
 
-def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
+def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues (ascending) of a symmetric matrix (see :func:`eigh`).
 
     Example:
         >>> ember.linalg.eigvalsh(ember.tensor([[2.0, 1.0], [1.0, 2.0]]))
         tensor([1., 3.])
     """
+    A = input  # (PyTorch's keyword name)
     return eigh(A, UPLO).eigenvalues
 
 

@@ -79,7 +79,7 @@ class Eig(Primitive):
         return p.diagonal(0, -2, -1), dv
 
 
-def eig(A: Tensor) -> return_types.linalg_eig:  # noqa: N803
+def eig(input: Tensor) -> return_types.linalg_eig:
     """The eigenvalues and eigenvectors (columns) of a square matrix (or of each in a batch),
     complex for real input too; eigenvectors have unit norm and their largest component real,
     as PyTorch's (LAPACK's ``geev``). Gradients need a loss that does not depend on the
@@ -90,16 +90,18 @@ def eig(A: Tensor) -> return_types.linalg_eig:  # noqa: N803
         >>> ember.linalg.eig(ember.tensor([[2.0, 0.0], [0.0, 3.0]])).eigenvalues
         tensor([2.+0.j, 3.+0.j])
     """
+    A = input  # (PyTorch's keyword name)
     check_matrix("linalg.eig", A, complex_ok=True)
     return return_types.linalg_eig(*apply(Eig, A))
 
 
-def eigvals(A: Tensor) -> Tensor:  # noqa: N803
+def eigvals(input: Tensor) -> Tensor:
     """The eigenvalues of a square matrix (or of each in a batch), complex (see :func:`eig`).
 
     Example:
         >>> ember.linalg.eigvals(ember.tensor([[0.0, -1.0], [1.0, 0.0]]))
         tensor([0.+1.j, 0.-1.j])
     """
+    A = input  # (PyTorch's keyword name)
     check_matrix("linalg.eigvals", A, complex_ok=True)
     return apply(Eig, A)[0]

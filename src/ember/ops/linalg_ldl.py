@@ -241,7 +241,7 @@ class LDLSolve(Primitive):
         raise _no_derivative("linalg.ldl_solve")
 
 
-def ldl_factor_ex(A: Tensor, *, hermitian: bool = False,  # noqa: N803
+def ldl_factor_ex(input: Tensor, *, hermitian: bool = False,
                   check_errors: bool = False) -> return_types.linalg_ldl_factor_ex:
     """:func:`ldl_factor` that also returns LAPACK's ``info`` per matrix (``i > 0``: the
     ``i``-th diagonal block of ``D`` is exactly singular; the factorization is complete) and
@@ -251,6 +251,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False,  # noqa: N803
         >>> ember.linalg.ldl_factor_ex(ember.zeros(2, 2)).info
         tensor(1, dtype=ember.int32)
     """
+    A = input  # (PyTorch's keyword name)
     return _factor(A, hermitian, check_errors, "linalg.ldl_factor_ex")
 
 
@@ -265,7 +266,7 @@ def _factor(A: Tensor, hermitian: bool, check_errors: bool,  # noqa: N803
     return return_types.linalg_ldl_factor_ex(ld, piv, info)
 
 
-def ldl_factor(A: Tensor, *,  # noqa: N803
+def ldl_factor(input: Tensor, *,
                hermitian: bool = False) -> return_types.linalg_ldl_factor:
     """The compact ``LDLᵀ`` factorization of symmetric matrices (``A``'s lower triangle is
     read) with Bunch-Kaufman pivoting: ``(LD, pivots)`` as LAPACK's ``sytrf`` returns them, for
@@ -277,6 +278,7 @@ def ldl_factor(A: Tensor, *,  # noqa: N803
         (tensor([[4.0000, 0.0000],
                 [0.5000, 2.0000]]), tensor([1, 2], dtype=ember.int32))
     """
+    A = input  # (PyTorch's keyword name)
     ld, piv, _ = _factor(A, hermitian, True, "linalg.ldl_factor")
     return return_types.linalg_ldl_factor(ld, piv)
 

@@ -167,7 +167,7 @@ def _older_spelling(op: str, old: str, value: Tolerance, atol: Tolerance, rtol: 
     return (value, 0.0) if as_atol else (0.0, value)
 
 
-def pinv(A: Tensor, rcond: Tolerance = None, hermitian: bool = False, *,  # noqa: N803
+def pinv(input: Tensor, rcond: Tolerance = None, hermitian: bool = False, *,
          atol: Tolerance = None, rtol: Tolerance = None) -> Tensor:
     """The pseudoinverse of a matrix (or of each in a batch): singular values up to
     ``max(atol, rtol · σ₁)`` count as zero; ``rtol`` defaults to ``eps · max(m, n)`` (0 when
@@ -180,6 +180,7 @@ def pinv(A: Tensor, rcond: Tolerance = None, hermitian: bool = False, *,  # noqa
         tensor([[0.5000, 0.0000],
                 [0.0000, 0.0000]])
     """
+    A = input  # (PyTorch's keyword name)
     _check_input("linalg.pinv", A, hermitian)
     atol, rtol = _older_spelling("linalg.pinv", "rcond", rcond, atol, rtol, as_atol=False)
     return _pinv(A, atol, rtol, "linalg.pinv")
@@ -197,7 +198,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return _pinv(input, 0.0, as_float(rcond, "pinverse", "rcond"), "pinverse")
 
 
-def matrix_rank(A: Tensor, tol: Tolerance = None, hermitian: bool = False, *,  # noqa: N803
+def matrix_rank(input: Tensor, tol: Tolerance = None, hermitian: bool = False, *,
                 atol: Tolerance = None, rtol: Tolerance = None) -> Tensor:
     """The number of singular values above ``max(atol, rtol · σ₁)`` (defaults and tensor
     tolerances as in :func:`pinv`), as int64; ``tol`` is PyTorch's older spelling of ``atol``
@@ -207,6 +208,7 @@ def matrix_rank(A: Tensor, tol: Tolerance = None, hermitian: bool = False, *,  #
         >>> ember.linalg.matrix_rank(ember.ones(3, 3))
         tensor(1)
     """
+    A = input  # (PyTorch's keyword name)
     op = "linalg.matrix_rank"
     _check_input(op, A, hermitian)
     atol, rtol = _older_spelling(op, "tol", tol, atol, rtol, as_atol=True)
@@ -257,7 +259,7 @@ class LstsqResiduals(Primitive):
 
 
 @float32_under_autocast
-def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
+def lstsq(input: Tensor, b: Tensor, rcond: float | None = None, *,
           driver: str | None = None) -> return_types.linalg_lstsq:
     """The least-squares (minimum-norm) solution ``X`` of ``A X ≈ B``, as ``pinv(A) @ B``
     (differentiable in both); ``B`` is a (batch of) vector(s) when 1-D or shaped as ``A``
@@ -278,6 +280,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
         >>> ember.linalg.lstsq(A, ember.tensor([1.0, 2.0, 3.0]), driver="gelsd").residuals
         tensor([9.])
     """
+    A, B = input, b  # (PyTorch's keyword names)
     op = "linalg.lstsq"
     driver = "gelsy" if driver is None else driver
     if driver not in _DRIVERS:

@@ -412,7 +412,7 @@ class SolveTriangular(Holomorphic, Primitive):
         return apply(SolveTriangular, a, rhs, **p)
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
+def solve_triangular(input: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
                      unitriangular: bool = False) -> Tensor:
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``) for triangular
     ``A``: only its upper (``upper=True``) or lower triangle is read, and with
@@ -426,6 +426,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
         tensor([[1.],
                 [2.]])
     """
+    A = input  # (PyTorch's keyword name)
     op = "linalg.solve_triangular"
     check_matrix(op, A, complex_ok=True)
     if B.dtype is not A.dtype and np.can_cast(B.dtype.np, A.dtype.np, "safe"):
@@ -444,7 +445,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
 
 # -- powers and the exponential --------------------------------------------------------------
 @method()
-def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
+def matrix_power(input: Tensor, n: int) -> Tensor:
     """``A`` multiplied by itself ``n`` times (by repeated squaring); the identity for
     ``n = 0``, and powers of the inverse for ``n < 0``. Integer matrices take ``n >= 0``.
 
@@ -453,6 +454,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
         tensor([[1, 3],
                 [0, 1]])
     """
+    A = input  # (PyTorch's keyword name)
     op = "linalg.matrix_power"
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ShapeError(f"{op}: A must be batches of square matrices, got "
@@ -543,7 +545,7 @@ class MatrixExp(Holomorphic, Primitive):
 
 
 @method()
-def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
+def matrix_exp(input: Tensor) -> Tensor:
     """The matrix exponential ``sum_k A^k / k!`` of a square matrix (or of each in a batch).
 
     Example:
@@ -551,5 +553,6 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
         tensor([[1., 0.],
                 [0., 1.]])
     """
+    A = input  # (PyTorch's keyword name)
     check_matrix("linalg.matrix_exp", A, complex_ok=True)
     return apply(MatrixExp, A)

@@ -16,7 +16,7 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 
-def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
+def tensorinv(input: Tensor, ind: int = 2) -> Tensor:
     """The inverse of ``A`` for :func:`tensordot` over ``ind`` dims: with ``A`` read as the
     matrix of its first ``ind`` dims by the rest (which must be square), the result has shape
     ``A.shape[ind:] + A.shape[:ind]``.
@@ -26,6 +26,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
         >>> ember.linalg.tensorinv(A, ind=1).shape
         ember.Size([2, 2, 4])
     """
+    A = input  # (PyTorch's keyword name)
     if ind <= 0:
         raise ArgumentError(f"linalg.tensorinv: expected a strictly positive integer for 'ind', "
                             f"but got {ind}")
@@ -38,7 +39,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
     return inv(A.reshape(m, m)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
 
 
-def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tensor:  # noqa: N803
+def tensorsolve(input: Tensor, other: Tensor, dims: Sequence[int] | None = None) -> Tensor:
     """The ``X`` with ``tensordot(A, X, X.ndim) == B``: ``A`` read as the matrix of its first
     ``B.ndim`` dims (``B``'s elements) by the rest (``X``'s, so ``X.shape`` is
     ``A.shape[B.ndim:]``). ``dims``: dims of ``A`` to move to the end first.
@@ -48,6 +49,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tens
         >>> ember.linalg.tensorsolve(A, ember.ones(2, 3)).shape
         ember.Size([6])
     """
+    A, B = input, other  # (PyTorch's keyword names)
     op = "linalg.tensorsolve"
     check_float(op, A, B, complex_ok=True)
     if dims is not None:

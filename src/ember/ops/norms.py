@@ -147,7 +147,7 @@ def _matrix_dims(A: Tensor, dim: Any, op: str) -> tuple[int, int]:  # noqa: N803
     return rows, cols
 
 
-def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: N803
+def matrix_norm(input: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),
                 keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The matrix norm of ``A`` over the two dims ``dim`` (other dims are a batch): ``'fro'``,
     ``'nuc'`` (sum of singular values), ``2``/``-2`` (largest/smallest singular value),
@@ -159,6 +159,7 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
         >>> ember.linalg.matrix_norm(ember.tensor([[3.0, 0.0], [0.0, -4.0]]), "nuc")
         tensor(7.)
     """
+    A = input  # (PyTorch's keyword name)
     op = "linalg.matrix_norm"
     if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
         return not_casting(lambda: matrix_norm(A, ord, dim, keepdim, dtype=dtype))
@@ -198,7 +199,7 @@ def _extreme(x: Tensor, dim: int, ord: float, A: Tensor, op: str,  # noqa: N803
     return apply(Sum, x, dims=(dim,), keepdim=keepdim)  # zeros, still in the graph
 
 
-def linalg_norm(A: Tensor, ord: float | str | None = None,  # noqa: N803
+def linalg_norm(input: Tensor, ord: float | str | None = None,
                 dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """``ember.linalg.norm``: a vector norm over one dim (or over everything when ``ord`` and
@@ -208,6 +209,7 @@ def linalg_norm(A: Tensor, ord: float | str | None = None,  # noqa: N803
         >>> ember.linalg.norm(ember.tensor([[3.0, 0.0], [0.0, 4.0]]))
         tensor(5.)
     """
+    A = input  # (PyTorch's keyword name)
     op = "linalg.norm"
     dims = None if dim is None else dims_tuple(dim, op)
     if dims is not None and len(dims) not in (1, 2):

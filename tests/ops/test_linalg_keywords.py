@@ -1,0 +1,43 @@
+"""ember.linalg takes its arguments by the keyword names PyTorch 2.13's parser takes (``input=``
+where torch's schema says ``self``; ``lstsq``'s ``b``, ``tensorsolve``'s ``other``)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+_A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+
+_CALLS = [
+    ("norm", {}), ("matrix_norm", {"ord": "nuc"}), ("matrix_exp", {}), ("eigvalsh", {}),
+    ("eigvals", {}), ("pinv", {"hermitian": True}), ("matrix_rank", {}), ("cond", {"p": 1}),
+    ("cholesky", {"upper": True}), ("matrix_power", {"n": -2}), ("tensorinv", {"ind": 1}),
+    ("lstsq", {"b": _A[:, :1]}), ("tensorsolve", {"other": _A[0]}),
+    ("solve_triangular", {"B": _A, "upper": True}), ("householder_product", {"tau": _A[0, :2]}),
+]
+
+
+def _values(result):
+    return [r for r in (result if isinstance(result, tuple) else (result,)) if r.numel()]
+
+
+@pytest.mark.parametrize(("name", "extra"), _CALLS, ids=[c[0] for c in _CALLS])
+def test_linalg_takes_pytorchs_keyword_names(name, extra):
+    def call(lib):
+        kw = {k: lib.tensor(v) if isinstance(v, np.ndarray) else v for k, v in extra.items()}
+        return getattr(lib.linalg, name)(input=lib.tensor(_A), **kw)
+    for want, got in zip(_values(call(torch)), _values(call(ember)), strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_linalg_factorizations_take_input_keyword():
+    a = ember.tensor(_A)
+    assert ember.linalg.eigh(input=a, UPLO="U").eigenvalues.shape == (3,)
+    assert ember.linalg.eig(input=a).eigenvalues.dtype == ember.complex128
+    assert ember.linalg.cholesky_ex(input=a).info.item() == 0
+    assert ember.linalg.ldl_factor(input=a).LD.shape == (3, 3)
+    assert ember.linalg.ldl_factor_ex(input=a, hermitian=True).info.item() == 0
+    assert ember.matrix_power(input=a, n=2).shape == (3, 3)
+    with pytest.raises(TypeError):
+        ember.linalg.eigh(a, input=a)
