@@ -59,3 +59,18 @@ def test_csr_sum_keepdim_gradient_reaches_the_values():
     s = ember.tensor(DENSE).to_sparse_csr().requires_grad_()
     s.sum((0, 1), keepdim=True).values().sum().backward()
     np.testing.assert_allclose(s.grad.values().numpy(), np.ones(4))
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16"])
+def test_size_and_device_methods_as_torch(layout, dtype):
+    es, ts = _pair(layout)
+    es, ts = es.to(getattr(ember, dtype)), ts.to(getattr(torch, dtype))
+    assert es.element_size() == ts.element_size()
+    assert es.nelement() == ts.nelement() == 12
+    assert es.get_device() == ts.get_device()
+    if layout == "coo":
+        assert es.is_contiguous() is ts.is_contiguous() is False
+    else:
+        with pytest.raises(Exception, match="is_contiguous"):
+            es.is_contiguous()

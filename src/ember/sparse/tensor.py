@@ -324,6 +324,19 @@ _FROM_VALUES = ("is_cpu", "is_cuda", "is_meta", "is_nested", "is_mkldnn", "is_xp
                 "retains_grad", "name", "volatile")
 for _name in _FROM_VALUES:
     setattr(SparseTensor, _name, property(lambda self, _n=_name: getattr(self._vals, _n)))
+for _name in ("element_size", "get_device"):  # (methods read from the values, as PyTorch's)
+    setattr(SparseTensor, _name, lambda self, _n=_name: getattr(self._vals, _n)())
+SparseTensor.nelement = SparseTensor.numel
+
+
+def _is_contiguous(self: SparseTensor, memory_format: Any = None) -> bool:
+    """``S.is_contiguous()``: False for a COO tensor, as PyTorch's (other layouts raise)."""
+    if self.layout is not sparse_coo:
+        raise not_supported("is_contiguous", self)
+    return False
+
+
+SparseTensor.is_contiguous = _is_contiguous
 
 
 def _property_failed(s: SparseTensor, name: str) -> None:
