@@ -15,7 +15,7 @@ MODULES = ["", "lr_scheduler", "optimizer", "sgd", "adam", "adagrad", "adadelta"
            "swa_utils", "ember.utils.weight_averaging", "lr_scheduler.base", "lr_scheduler.cyclic",
            "lr_scheduler.decay",
            "lr_scheduler.cosine", "lr_scheduler.one_cycle", "lr_scheduler.composite",
-           "lr_scheduler.plateau", "elementwise"]
+           "lr_scheduler.plateau", "elementwise", "stateless"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -29,9 +29,10 @@ from ember.optim.rmsprop import RMSprop
 from ember.optim.rprop import Rprop
 from ember.optim.sgd import SGD
 from ember.optim.sparse_adam import SparseAdam
+from ember.optim.stateless import swap_in_optimizer_params_and_state
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW",
            "Adamax", "Lion", "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop",
-           "lr_scheduler", "swa_utils"]
+           "lr_scheduler", "swa_utils", "swap_in_optimizer_params_and_state"]
 
 adamw = sys.modules[f"{__name__}.adamw"] = adam  # (torch.optim.adamw's path: AdamW is in adam)

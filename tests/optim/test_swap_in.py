@@ -1,0 +1,68 @@
+"""``optim.swap_in_optimizer_params_and_state`` against PyTorch: the step inside the block acts
+on the swap-in parameters and state (in-place state updates land in the given dict), and the
+optimizer's own parameters, options and state come back on exit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _run(lib, name, kw):
+    w = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    b = lib.tensor([0.3], requires_grad=True)
+    opt = getattr(lib.optim, name)([{"params": [w]}, {"params": [b], "lr": 0.05}], **kw)
+    w.grad, b.grad = lib.ones(3), lib.full((1,), -1.0)
+    opt.step()
+    saved = opt.state_dict()
+    saved = {"state": {k: {n: v.clone() if isinstance(v, lib.Tensor) else v
+                           for n, v in s.items()} for k, s in saved["state"].items()},
+             "param_groups": [dict(g, lr=g["lr"] * 2) for g in saved["param_groups"]]}
+    ow = lib.zeros(3, requires_grad=True)
+    ob = lib.zeros(1, requires_grad=True)
+    ow.grad, ob.grad = lib.tensor([1.0, 2.0, 3.0]), lib.tensor([0.5])
+    own_groups = opt.param_groups[0]["params"]
+    with lib.optim.swap_in_optimizer_params_and_state(opt, {"w": ow, "b": ob}, saved):
+        opt.step()
+        inside = [g["lr"] for g in opt.param_groups]
+    after = (opt.param_groups[0]["params"] is own_groups, [g["lr"] for g in opt.param_groups])
+    opt.step()
+    values = [t.detach().numpy().copy() for t in (w, b, ow, ob)]
+    state = [v.numpy().copy() for s in saved["state"].values() for v in s.values()
+             if isinstance(v, lib.Tensor)]
+    return values, state, inside, after
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1, momentum=0.9)),
+                                     ("Adam", dict(lr=0.1, amsgrad=True)),
+                                     ("RMSprop", dict(lr=0.01, centered=True))])
+def test_swap_in_matches_torch(name, kw):
+    ev, es, ein, eafter = _run(ember, name, kw)
+    tv, ts, tin, tafter = _run(torch, name, kw)
+    for e, t in zip(ev + es, tv + ts, strict=True):
+        np.testing.assert_allclose(e, t, rtol=1e-6)
+    assert ein == tin
+    assert eafter == tafter
+
+
+def test_swap_in_refuses_what_torch_refuses():
+    for lib in (ember, torch):
+        w = lib.ones(2, requires_grad=True)
+        opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+        with pytest.raises(RuntimeError, match="initialized"):
+            with lib.optim.swap_in_optimizer_params_and_state(opt, {"w": w}, opt.state_dict()):
+                pass
+        w.grad = lib.ones(2)
+        opt.step()
+        sd = opt.state_dict()
+        bad = {"state": sd["state"], "param_groups": [dict(sd["param_groups"][0], extra=1)]}
+        with pytest.raises(RuntimeError, match="extra"):
+            with lib.optim.swap_in_optimizer_params_and_state(opt, {"w": w}, bad):
+                pass
+        with pytest.raises(RuntimeError, match=r"\[7\]"):
+            with lib.optim.swap_in_optimizer_params_and_state(
+                    opt, {"w": w}, {"state": {7: {}}, "param_groups": sd["param_groups"]}):
+                pass
