@@ -227,3 +227,18 @@ def test_random_transforms_refuse_ranges_that_are_not_pairs(make, match):
         make()
     assert T.GaussianBlur((3,))(ember.rand(3, 8, 8)).shape == (3, 8, 8)  # one size: both axes
     assert T.RandomRotation([1, 2]).degrees == (1.0, 2.0)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(scale=(-0.5, 0.1)), ValueError, "scale should be between 0 and 1"),
+    (dict(scale=(0.5, 2.0)), ValueError, "scale should be between 0 and 1"),
+    (dict(scale=0.5), TypeError, "scale should be a sequence"),
+    (dict(ratio=2.0), TypeError, "ratio should be a sequence"),
+])
+def test_random_erasing_refuses_a_scale_outside_0_1(kwargs, error, match):
+    """As torchvision's "Random erasing scale should be between 0 and 1": a scale above 1 was
+    taken and then erased nothing (no window that big fits), a negative one too (sweep60e)."""
+    with pytest.raises(error, match=match):
+        T.RandomErasing(**kwargs)
+    quarter = T.RandomErasing(p=1.0, scale=(0.25, 0.25), ratio=(1.0, 1.0))
+    assert quarter(ember.ones(1, 4, 4)).sum() == 12  # a 2 x 2 window

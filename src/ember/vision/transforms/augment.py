@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 import ember
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._pil import accepts_pil, colours_pil
@@ -297,8 +297,15 @@ class RandomErasing(_Random):
                  inplace: bool = False, generator: ember.Generator | None = None) -> None:
         if not 0 <= p <= 1:
             raise ArgumentError(f"RandomErasing: probability should be between 0 and 1, got {p}")
+        for name, pair in (("scale", scale), ("ratio", ratio)):
+            if not isinstance(pair, Sequence):
+                raise ArgumentTypeError(f"RandomErasing: {name} should be a sequence (min, max), "
+                                        f"got {type(pair).__name__}")
         if scale[0] > scale[1] or ratio[0] > ratio[1]:
             raise ArgumentError("RandomErasing: scale and ratio should be of kind (min, max)")
+        if scale[0] < 0 or scale[1] > 1:
+            raise ArgumentError(f"RandomErasing: scale should be between 0 and 1 (a fraction of "
+                                f"the image's area), got {scale}")
         if isinstance(value, str) and value != "random":
             raise ArgumentError(f"RandomErasing: if value is str, it should be 'random', got "
                                 f"{value!r}")
