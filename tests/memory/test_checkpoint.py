@@ -360,3 +360,24 @@ def test_checkpoint_sequential_more_segments_than_layers():
     y = ember.utils.checkpoint.checkpoint_sequential(layers, 5, x, use_reentrant=False)
     y.sum().backward()
     assert [layer.calls for layer in layers] == [2, 1]
+
+
+def test_each_backward_under_retain_graph_recomputes_as_torch():
+    def calls(lib, checkpoint_fn, **kwargs):
+        count = [0]
+
+        def f(t):
+            count[0] += 1
+            return (t.sin() ** 2).sum()
+
+        x = lib.tensor([0.1, 0.7, -1.3], dtype=lib.float64, requires_grad=True)
+        y = checkpoint_fn(f, x, **kwargs)
+        y.backward(retain_graph=True)
+        y.backward(retain_graph=True)
+        y.backward()
+        return count[0], x.grad.tolist()
+
+    ours, theirs = calls(ember, checkpoint), calls(torch, torch.utils.checkpoint.checkpoint,
+                                                   use_reentrant=False)
+    assert ours[0] == theirs[0] == 4
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)

@@ -81,8 +81,8 @@ class _Frame:
         return len(self.saved) - 1
 
     def unpack(self, i: int) -> Any:
-        if self.values is None:
-            self.recompute()
+        if self.values is None or self.values[i] is None:  # (a later backward, under
+            self.recompute()  # retain_graph, recomputes again, as PyTorch's)
         value, self.values[i] = self.values[i], None  # handed out once: memory goes with it
         if not self.check and tuple(value.shape) != self.saved[i][0]:
             # (under determinism_check='none' only a value backward reads: one of another
