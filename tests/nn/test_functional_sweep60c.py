@@ -16,3 +16,16 @@ def test_hardsigmoid_hardswish_integer_inputs_do_not_wrap():
     np.testing.assert_allclose(F.hardswish(ember.tensor(x)).numpy(), ref * want_sig, rtol=1e-6)
     i8 = np.array([126, 127, -128], dtype=np.int8)
     np.testing.assert_allclose(F.hardswish(ember.tensor(i8)).numpy(), [126.0, 127.0, -0.0])
+
+
+def test_sdpa_with_zero_features_attends_uniformly():
+    # torch: q @ k^T over 0 features is 0, so every query averages the values; ember raised
+    # ZeroDivisionError computing 1 / sqrt(0)
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal((1, 2, 3, 4))
+    q = ember.zeros(1, 2, 3, 0, dtype=ember.float64)
+    out = F.scaled_dot_product_attention(q, q, ember.tensor(v))
+    np.testing.assert_allclose(out.numpy(), np.broadcast_to(v.mean(-2, keepdims=True), v.shape))
+    causal = F.scaled_dot_product_attention(q, q, ember.tensor(v), is_causal=True)
+    want = np.cumsum(v, -2) / np.arange(1, 4)[:, None]
+    np.testing.assert_allclose(causal.numpy(), want)

@@ -101,7 +101,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise ShapeError(f"{op}: {hq} query heads are not a multiple of the key/value "
                              f"heads ({hk}, {value.shape[-3]})")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // value.shape[-3])
-    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    # (with no features the scores are all 0 whatever the scale: PyTorch attends uniformly)
+    factor = 1.0 / math.sqrt(query.shape[-1] or 1) if scale is None else scale
     lead = query.shape[:-2]
     large = math.prod(lead) * query.shape[-2] * key.shape[-2] >= MEMORY_EFFICIENT_MIN
     backend = choose_backend(_blockwise_problem(query, key, value, attn_mask, dropout_p), large)
