@@ -242,3 +242,17 @@ def test_random_erasing_refuses_a_scale_outside_0_1(kwargs, error, match):
         T.RandomErasing(**kwargs)
     quarter = T.RandomErasing(p=1.0, scale=(0.25, 0.25), ratio=(1.0, 1.0))
     assert quarter(ember.ones(1, 4, 4)).sum() == 12  # a 2 x 2 window
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(scale=(0.1,)), ValueError, "RandomResizedCrop: if scale is a sequence, it must be"),
+    (dict(ratio=(1.0, 2.0, 3.0)), ValueError, "if ratio is a sequence, it must be of len 2"),
+    (dict(scale=0.5), TypeError, "scale should be a sequence of 2 values"),
+])
+def test_random_resized_crop_refuses_ranges_that_are_not_pairs(kwargs, error, match):
+    """A 1-value scale raised IndexError ('tuple index out of range'), a 3-value ratio was cut
+    to two without a word, a number gave "object of type 'float' has no len()" (sweep60e)."""
+    from ember.vision.transforms import v2
+    for module in (T, v2):
+        with pytest.raises(error, match=match):
+            module.RandomResizedCrop(4, **kwargs)

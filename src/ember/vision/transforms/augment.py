@@ -30,6 +30,9 @@ def _uniform(low: float, high: float, generator: ember.Generator | None) -> floa
 
 def _two(op: str, name: str, value: Sequence[Any]) -> Sequence[Any]:
     """``value`` if it holds two values (a range, or a per-axis pair), as torchvision checks."""
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise ArgumentTypeError(f"{op}: {name} should be a sequence of 2 values, got "
+                                f"{type(value).__name__}")
     if len(value) != 2:
         raise ArgumentError(f"{op}: if {name} is a sequence, it must be of len 2, got {value!r}")
     return value
@@ -82,6 +85,8 @@ class RandomResizedCrop(_Random):
                  ratio: tuple[float, float] = (3 / 4, 4 / 3),
                  interpolation: InterpolationMode = InterpolationMode.BILINEAR,
                  antialias: bool | None = True, generator: ember.Generator | None = None):
+        _two("RandomResizedCrop", "scale", scale)
+        _two("RandomResizedCrop", "ratio", ratio)
         if scale[0] > scale[1] or ratio[0] > ratio[1]:
             raise ArgumentError(f"RandomResizedCrop: scale and ratio should be of kind (min, max), "
                                 f"got scale={scale}, ratio={ratio}")
@@ -297,10 +302,8 @@ class RandomErasing(_Random):
                  inplace: bool = False, generator: ember.Generator | None = None) -> None:
         if not 0 <= p <= 1:
             raise ArgumentError(f"RandomErasing: probability should be between 0 and 1, got {p}")
-        for name, pair in (("scale", scale), ("ratio", ratio)):
-            if not isinstance(pair, Sequence):
-                raise ArgumentTypeError(f"RandomErasing: {name} should be a sequence (min, max), "
-                                        f"got {type(pair).__name__}")
+        _two("RandomErasing", "scale", scale)
+        _two("RandomErasing", "ratio", ratio)
         if scale[0] > scale[1] or ratio[0] > ratio[1]:
             raise ArgumentError("RandomErasing: scale and ratio should be of kind (min, max)")
         if scale[0] < 0 or scale[1] > 1:
