@@ -37,7 +37,9 @@ def test_sample_moments(name):
     assert bool(d.support.check(ember.tensor(x)).all())
 
 
-@pytest.mark.parametrize("name", sorted(NO_MOMENTS))
+# torch's LKJCholesky sampler widens rows 2 and below (test_more_families.py checks Ember's
+# draws against the LKJ marginal instead)
+@pytest.mark.parametrize("name", sorted(NO_MOMENTS - {"LKJCholesky"}))
 def test_sample_moments_match_torch_samples(name):
     """First and second moments of 20k draws agree with 20k of torch's (two-sample test)."""
     ember.manual_seed(0)

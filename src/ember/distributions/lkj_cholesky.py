@@ -44,8 +44,10 @@ class LKJCholesky(Distribution):
         super().__init__(c.shape, (dim, dim), validate_args)
         marginal = c + 0.5 * (dim - 2)
         offset = ember.cat([ember.zeros(1, dtype=c.dtype), ember.arange(dim - 1, dtype=c.dtype)])
-        # row i's squared norm below the diagonal is Beta(i / 2, marginal - (i - 1) / 2)
-        self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset,
+        # row i's squared norm below the diagonal is Beta(i / 2, marginal - (i - 1) / 2) (row 0
+        # has none); PyTorch draws Beta(i - 1/2, ...), so its rows below the second have too
+        # large a norm: their correlations spread wider than the LKJ marginal
+        self._beta = Beta(0.5 * offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset,
                           validate_args=self._validate_args)
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
