@@ -1,9 +1,11 @@
 """Fixes from the functional sweep of session 60 (sweep60c), checked against torch 2.13."""
 
 import numpy as np
+import pytest
 
 import ember
 import ember.nn.functional as F
+from ember.errors import ShapeError
 
 
 def test_hardsigmoid_hardswish_integer_inputs_do_not_wrap():
@@ -29,3 +31,14 @@ def test_sdpa_with_zero_features_attends_uniformly():
     causal = F.scaled_dot_product_attention(q, q, ember.tensor(v), is_causal=True)
     want = np.cumsum(v, -2) / np.arange(1, 4)[:, None]
     np.testing.assert_allclose(causal.numpy(), want)
+
+
+def test_sdpa_mask_of_wrong_shape_names_the_weights_shape():
+    # before: "scaled_dot_product_attention: where: shapes (3, 4) and (1, 2, 3, 5) and ()"
+    q, kv = ember.randn(1, 2, 3, 4), ember.randn(1, 2, 5, 4)
+    for mask in (ember.ones(3, 4, dtype=ember.bool), ember.zeros(3, 4)):
+        with pytest.raises(ShapeError, match=r"attn_mask of shape \(3, 4\) does not broadcast "
+                                             r"to the attention weights' shape \(1, 2, 3, 5\)"):
+            F.scaled_dot_product_attention(q, kv, kv, attn_mask=mask)
+    ok = F.scaled_dot_product_attention(q, kv, kv, attn_mask=ember.ones(2, 1, 5, dtype=ember.bool))
+    assert ok.shape == (1, 2, 3, 4)

@@ -17,6 +17,7 @@ from typing import Any
 from ember.errors import ArgumentError, DTypeError, ShapeError, dtype_name, is_floating_input
 from ember.ops.attention_backends import SDPBackend, choose_backend
 from ember.ops.attention_blockwise import blockwise_attention
+from ember.ops.broadcast import broadcast_shape
 from ember.ops.compare import isneginf, logical_not
 from ember.ops.convert import lower_under_autocast
 from ember.ops.dropout import dropout
@@ -101,6 +102,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise ShapeError(f"{op}: {hq} query heads are not a multiple of the key/value "
                              f"heads ({hk}, {value.shape[-3]})")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // value.shape[-3])
+    if attn_mask is not None:
+        _check_mask_shape(op, query, key, attn_mask)
     # (with no features the scores are all 0 whatever the scale: PyTorch attends uniformly)
     factor = 1.0 / math.sqrt(query.shape[-1] or 1) if scale is None else scale
     lead = query.shape[:-2]
@@ -130,6 +133,20 @@ def _check_mask_dtype(op: str, query: Tensor, attn_mask: Tensor) -> None:
         else f"mask.to({query.dtype})"
     raise DTypeError(f"{op}: attn_mask must be bool, float32 or the query's dtype "
                      f"({query.dtype.name}), got {kind.name}. Hint: convert it, e.g. {hint}")
+
+
+def _check_mask_shape(op: str, query: Tensor, key: Tensor, attn_mask: Tensor) -> None:
+    """A ShapeError naming the weights' shape (…, L, S) when the mask does not broadcast to it
+    (else the failure surfaced from inside, as a ``where`` or ``add`` of unexplained shapes)."""
+    lead = broadcast_shape((tuple(query.shape[:-2]), tuple(key.shape[:-2])), op)
+    weights = (*lead, query.shape[-2], key.shape[-2])
+    try:
+        broadcast_shape((weights, tuple(attn_mask.shape)), op)
+    except ShapeError:
+        raise ShapeError(f"{op}: attn_mask of shape {tuple(attn_mask.shape)} does not broadcast "
+                         f"to the attention weights' shape {weights} (…, L, S) of query "
+                         f"{tuple(query.shape)} and key {tuple(key.shape)}. Hint: a mask is "
+                         f"(L, S) or (N, heads, L, S), with 1 for a size to share") from None
 
 
 def _blockwise_problem(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
