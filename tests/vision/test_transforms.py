@@ -238,8 +238,10 @@ def test_random_transforms_refuse_ranges_that_are_not_pairs(make, match):
 def test_random_erasing_refuses_a_scale_outside_0_1(kwargs, error, match):
     """As torchvision's "Random erasing scale should be between 0 and 1": a scale above 1 was
     taken and then erased nothing (no window that big fits), a negative one too (sweep60e)."""
-    with pytest.raises(error, match=match):
-        T.RandomErasing(**kwargs)
+    from ember.vision.transforms import v2
+    for module in (T, v2):
+        with pytest.raises(error, match=match):
+            module.RandomErasing(**kwargs)
     quarter = T.RandomErasing(p=1.0, scale=(0.25, 0.25), ratio=(1.0, 1.0))
     assert quarter(ember.ones(1, 4, 4)).sum() == 12  # a 2 x 2 window
 

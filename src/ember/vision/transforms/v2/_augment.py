@@ -45,8 +45,8 @@ class RandomErasing(_RandomApplyTransform):
                  ratio: Sequence[float] = (0.3, 3.3), value: float | str | Sequence = 0.0,
                  inplace: bool = False) -> None:
         super().__init__(p=p)
-        parsed = v1.RandomErasing(p, tuple(scale), tuple(ratio), value, inplace)
-        self.scale, self.ratio, self.value = parsed.scale, parsed.ratio, value
+        v1.RandomErasing(p, scale, ratio, value, inplace)  # (its argument checks)
+        self.scale, self.ratio, self.value = tuple(scale), tuple(ratio), value
         self.inplace = inplace
         self._values = None if value == "random" else (
             [float(value)] if isinstance(value, numbers.Number) else [float(v) for v in value])
