@@ -74,3 +74,71 @@ def test_size_and_device_methods_as_torch(layout, dtype):
     else:
         with pytest.raises(Exception, match="is_contiguous"):
             es.is_contiguous()
+
+
+def _coo(lib, values):
+    return lib.sparse_coo_tensor([[0, 1, 0], [1, 0, 1]], values, (2, 2))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+def test_stack_of_coo_tensors_as_torch(dim):
+    es, ts = _coo(ember, [1.0, 2.0, 3.0]), _coo(torch, [1.0, 2.0, 3.0])
+    got, want = ember.stack([es, es.coalesce()], dim), torch.stack([ts, ts.coalesce()], dim)
+    assert got.shape == tuple(want.shape) and got.sparse_dim() == want.sparse_dim()
+    assert got._nnz() == want._nnz() and got.is_coalesced() == want.is_coalesced()
+    np.testing.assert_array_equal(got._indices().numpy(), want._indices().numpy())
+    np.testing.assert_allclose(_dense(got), _dense(want))
+
+
+def test_stack_of_hybrid_coo_tensors_and_gradient_as_torch():
+    h = ember.sparse_coo_tensor([[0, 1]], ember.ones(2, 3), (2, 3))
+    th = torch.sparse_coo_tensor([[0, 1]], torch.ones(2, 3), (2, 3))
+    for dim in (1, 2):
+        assert ember.stack([h, h], dim).sparse_dim() == torch.stack([th, th], dim).sparse_dim()
+    grads = []
+    for lib in (ember, torch):
+        v = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = _coo(lib, v)
+        (lib.stack([s, s * 2], 1).to_dense() * lib.arange(8.0).reshape(2, 2, 2)).sum().backward()
+        grads.append(v.grad.numpy())
+    np.testing.assert_allclose(*grads)
+
+
+def test_stack_of_sparse_tensors_refuses_bad_lists():
+    s = _coo(ember, [1.0, 2.0, 3.0])
+    with pytest.raises(ember.errors.ShapeError, match="equal size"):
+        ember.stack([s, ember.sparse_coo_tensor([[0], [0]], [1.0], (2, 3))])
+    with pytest.raises(TypeError, match="dense Tensor was found at position 1"):
+        ember.stack([s, s.to_dense()])
+
+
+def _batch(lib, values):
+    return lib.sparse_coo_tensor([[0, 1, 0], [1, 0, 1], [2, 2, 0]], values, (2, 2, 3))
+
+
+def test_bmm_of_a_coo_batch_values_and_gradients_as_torch():
+    results = []
+    for lib in (ember, torch):
+        v = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        d = lib.arange(12.0, dtype=lib.float64).reshape(2, 3, 2).requires_grad_()
+        out = lib.bmm(_batch(lib, v), d)
+        (out * lib.arange(8.0, dtype=lib.float64).reshape(2, 2, 2)).sum().backward()
+        results.append([out.detach().numpy(), v.grad.numpy(), d.grad.numpy()])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want)
+    s = _batch(ember, [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(s.bmm(ember.ones(2, 3, 2)).numpy(),
+                               torch.bmm(_batch(torch, [1.0, 2.0, 3.0]), torch.ones(2, 3, 2)))
+    empty = ember.sparse_coo_tensor(ember.zeros(3, 0, dtype=ember.int64), [], (0, 2, 3))
+    assert ember.bmm(empty, ember.ones(0, 3, 4)).shape == (0, 2, 4)
+
+
+def test_bmm_of_a_coo_batch_refuses_bad_operands():
+    s = _batch(ember, [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="bmm: mat2 must be a dense tensor"):
+        ember.bmm(s, s)
+    with pytest.raises(ember.errors.ShapeError, match=r"bmm: \(2, 2, 3\) @ \(2, 4, 2\)"):
+        ember.bmm(s, ember.ones(2, 4, 2))
+    hybrid = ember.sparse_coo_tensor([[0]], ember.ones(1, 2, 2), (1, 2, 2))
+    with pytest.raises(ember.errors.ShapeError, match="no dense dimensions"):
+        ember.bmm(hybrid, ember.ones(1, 2, 2))

@@ -44,6 +44,7 @@ from ember.sparse.invariants import check_sparse_tensor_invariants
 from ember.sparse.ops import (
     addmm,
     any_,
+    bmm,
     log_softmax,
     matmul,
     mm,
@@ -234,7 +235,7 @@ def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
     return matmul(self, vec)
 
 
-SparseTensor.mv = _mv
+SparseTensor.mv, SparseTensor.bmm = _mv, bmm
 SparseTensor.norm = norm
 SparseTensor.any = any_
 SparseTensor.smm, SparseTensor.sspaddmm = _smm, _sspaddmm  # (``s.smm(d)``, as PyTorch's)

@@ -38,8 +38,18 @@ from ember.sparse.convert import (
     to_dense,
 )
 from ember.sparse.join import cat as sparse_cat
+from ember.sparse.join import stack as sparse_stack
 from ember.sparse.like import LIKE
-from ember.sparse.ops import any_, linear, matmul, norm, one_device, sparse_mask, with_values
+from ember.sparse.ops import (
+    any_,
+    bmm,
+    linear,
+    matmul,
+    norm,
+    one_device,
+    sparse_mask,
+    with_values,
+)
 from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.sparse.unary import UNARY
@@ -317,7 +327,8 @@ _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mu
 _BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select": index_select,
             "unsqueeze": unsqueeze, "narrow_copy": narrow_copy, "_select": select,  # (ember.select)
             "norm": norm, "linear": linear, "any": any_, "cat": sparse_cat,
-            "concat": sparse_cat, "concatenate": sparse_cat}
+            "concat": sparse_cat, "concatenate": sparse_cat, "stack": sparse_stack,
+            "bmm": bmm}
 #: ``ember.<name>(s, ...)`` is the method ``s.<name>(...)``, as PyTorch's one op for both
 _AS_METHOD = ("sum", "t", "transpose", "swapaxes", "swapdims", "clone")
 

@@ -24,9 +24,10 @@ from ember.ops.creation import zeros
 from ember.ops.dims import normalize_dim
 from ember.ops.join import cat as dense_cat
 from ember.sparse.convert import coo_index, long_index
+from ember.sparse.select import unsqueeze
 from ember.sparse.tensor import SparseTensor, not_supported
 
-__all__ = ["cat"]
+__all__ = ["cat", "stack"]
 
 
 def _checked(tensors: Sequence[Any], dim: int) -> tuple[list[SparseTensor], int]:
@@ -85,3 +86,26 @@ def cat(tensors: Sequence[SparseTensor], dim: int = 0, *, out: Any = None) -> Sp
         offset += t.shape[dim]
     return SparseTensor(sparse_coo, shape, (long_index(np.concatenate(indices, axis=1)),),
                         dense_cat(values, 0), sum(t._nnz() for t in tensors) < 2)
+
+
+def stack(tensors: Sequence[SparseTensor], dim: int = 0, *, out: Any = None) -> SparseTensor:
+    """The sparse COO ``tensors``, all of one shape, joined along a new sparse dimension
+    ``dim`` (``ember.stack`` of sparse tensors: each unsqueezed, then concatenated).
+
+    Example:
+        >>> s = ember.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (2,))
+        >>> ember.stack([s, s * 2]).to_dense()
+        tensor([[1., 2.],
+                [2., 4.]])
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise ArgumentError("stack: expected a non-empty list of tensors")
+    for i, t in enumerate(tensors[1:], 1):
+        if tuple(getattr(t, "shape", ())) != tuple(tensors[0].shape):
+            raise ShapeError(f"stack expects each tensor to be equal size, but got "
+                             f"{tuple(tensors[0].shape)} at entry 0 and "
+                             f"{tuple(getattr(t, 'shape', ()))} at entry {i}")
+    dim = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    return cat([unsqueeze(t, dim) if isinstance(t, SparseTensor) else t for t in tensors], dim,
+               out=out)

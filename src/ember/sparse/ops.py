@@ -23,6 +23,7 @@ from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
+from ember.ops.join import stack as dense_stack
 from ember.ops.linalg_scaled import scaled_sum
 from ember.ops.norms import vector_norm
 from ember.ops.select import where
@@ -34,6 +35,7 @@ from ember.sparse.convert import (
     linear_index,
     to_coo,
 )
+from ember.sparse.select import select
 from ember.sparse.spgemm import sparse_sparse_mm
 from ember.sparse.spmm import spmm
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
@@ -167,6 +169,31 @@ def matmul(input: SparseTensor, other: Any) -> Any:
     if isinstance(other, Tensor) and other.ndim == 1:
         return mm(input, other.unsqueeze(1)).squeeze(1)
     return mm(input, other)
+
+
+def bmm(input: SparseTensor, mat2: Any) -> Tensor:
+    """``ember.bmm`` of a 3-D sparse COO batch of matrices (no dense dimensions) and a dense
+    3-D batch: dense, each matrix's :func:`mm` (as PyTorch's); differentiable in both.
+
+    Example:
+        >>> s = ember.sparse_coo_tensor([[0, 1], [0, 1], [1, 0]], [2.0, 3.0], (2, 2, 2))
+        >>> ember.bmm(s, ember.ones(2, 2, 1)).squeeze(-1)
+        tensor([[2., 0.],
+                [0., 3.]])
+    """
+    if input.layout is not sparse_coo or input.ndim != 3 or input.dense_dim():
+        raise ShapeError(f"bmm: expected a 3-D sparse COO batch of matrices with no dense "
+                         f"dimensions, got a {input.layout!r} tensor of shape "
+                         f"{tuple(input.shape)} (dense_dim {input.dense_dim()}), as PyTorch")
+    if not isinstance(mat2, Tensor):
+        raise ArgumentTypeError(f"bmm: mat2 must be a dense tensor, got {type_name(mat2)}, "
+                                "as PyTorch's sparse bmm")
+    if mat2.ndim != 3 or mat2.shape[:2] != (input.shape[0], input.shape[2]):
+        raise ShapeError(f"bmm: {tuple(input.shape)} @ {tuple(mat2.shape)}: expected a 3-D "
+                         f"dense batch of {input.shape[0]} matrices with {input.shape[2]} rows")
+    if input.shape[0] == 0:
+        return zeros((0, input.shape[1], mat2.shape[2]), dtype=mat2.dtype)
+    return dense_stack([mm(select(input, 0, b), mat2[b]) for b in range(input.shape[0])])
 
 
 def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa: A001
