@@ -19,7 +19,10 @@ from ember.func.pytree import tree_flatten
 from ember.jit.arguments import argument_names
 from ember.jit.ir import Graph, Source, Var
 from ember.jit.sources import DataDependentShape
-from ember.onnx import converters  # noqa: F401 - registers the converters
+from ember.onnx import (
+    converters,  # noqa: F401 - registers the converters
+    external,
+)
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.modes import TrainingMode, export_mode
 from ember.onnx.registry import CONVERTERS, SHAPE_PARAMS, ExportError
@@ -93,7 +96,8 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
            opset_version: int | None = None, do_constant_folding: bool = True,
            export_params: bool = True, verbose: bool = False,
            training: TrainingMode | int = TrainingMode.EVAL,
-           keep_initializers_as_inputs: bool | None = None) -> onnx.ModelProto:
+           keep_initializers_as_inputs: bool | None = None,
+           external_data: bool | None = None) -> onnx.ModelProto:
     """Exports ``model`` to ONNX as ``torch.onnx.export`` (its TorchScript-style form) does:
     the model is called once on ``args`` in eval mode and under ``no_grad``, and what the
     call computes is written to ``f``, its parameters and buffers as initializers.
@@ -118,6 +122,9 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
         keep_initializers_as_inputs: also list the parameters and buffers among the graph's
             inputs (their initializers are then defaults a caller may override), as torch's
             legacy exporter does; None or False lists only the model's inputs.
+        external_data: write the weights to ``<f>.data`` beside the model file (``f`` a
+            path); None (the default) does it only for a model over protobuf's 2 GiB
+            limit, as torch's legacy exporter; False refuses such a model.
 
     Returns:
         The ``onnx.ModelProto`` that was written.
@@ -134,14 +141,8 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
                      training=training, keep_initializers_as_inputs=keep_initializers_as_inputs)
     if verbose:
         print(onnx.printer.to_text(proto.graph))
-    if f is None:
-        return proto
-    data = proto.SerializeToString()
-    if isinstance(f, str | os.PathLike):
-        with open(f, "wb") as out:
-            out.write(data)
-    else:
-        f.write(data)
+    if f is not None:
+        external.write(proto, f, external_data)
     return proto
 
 
@@ -521,13 +522,14 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
             weights.append(onnx.numpy_helper.from_array(data.detach().numpy(), ref.label))
         if weights_as_inputs or not export_params:
             inputs.append(value_info(ref.label, ref.var))
+    external.refuse_huge(weights)
     body = helper.make_graph(ctx.nodes, graph.name, inputs, outputs,
                              initializer=weights + ctx.initializers)
     opsets = [helper.make_opsetid("", ctx.opset)]
     model = helper.make_model(body, opset_imports=opsets, producer_name="ember",
                               ir_version=helper.find_min_ir_version_for(opsets))
     try:  # (with type and shape inference: an op given a type it does not take fails here)
-        onnx.checker.check_model(model, full_check=True)
+        external.check(model)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise ExportError(f"ember.onnx.export: the exported graph fails ONNX's checker (a "
                           f"converter made an invalid node): {e}") from None

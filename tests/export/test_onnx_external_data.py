@@ -1,0 +1,64 @@
+"""ONNX models over protobuf's 2 GiB limit: their weights go to ``<f>.data`` beside the model,
+as torch.onnx.export writes them (before, export raised protobuf's 'Failed to serialize
+proto'). The limit is lowered here; /work/fuzz/sweep60g/big_model.py ran a real 2.3 GB model."""
+
+import io
+
+import numpy as np
+import pytest
+
+import ember
+from ember.onnx import external
+from tests.export.onnx_helpers import ort
+
+
+def _model():
+    ember.manual_seed(0)
+    return ember.nn.Sequential(*[ember.nn.Linear(32, 32) for _ in range(3)]).eval()
+
+
+def _run(path, x):
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+
+
+@pytest.fixture
+def small_limit(monkeypatch):
+    monkeypatch.setattr(external, "LIMIT", 8000)  # (each weight 4 KB, the model 13 KB)
+
+
+def test_a_model_over_the_limit_is_written_with_external_data(tmp_path, small_limit):
+    model, x = _model(), ember.randn(2, 32)
+    path = tmp_path / "m.onnx"
+    proto = ember.onnx.export(model, (x,), path, dynamic_axes={"input": {0: "b"}})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "m.onnx.data"]
+    assert path.stat().st_size < 8000
+    y = ember.randn(5, 32)
+    np.testing.assert_allclose(_run(path, y), model(y).detach().numpy(), rtol=1e-5, atol=1e-6)
+    # the returned model still holds its weights, and writing again replaces the data file
+    assert all(w.raw_data for w in proto.graph.initializer)
+    size = (tmp_path / "m.onnx.data").stat().st_size
+    ember.onnx.export(model, (x,), path)
+    assert (tmp_path / "m.onnx.data").stat().st_size == size
+
+
+def test_external_data_true_writes_the_weights_outside(tmp_path):
+    model, x = _model(), ember.randn(2, 32)
+    ember.onnx.export(model, (x,), tmp_path / "m.onnx", external_data=True)
+    assert (tmp_path / "m.onnx.data").stat().st_size >= 3 * 32 * 32 * 4
+    np.testing.assert_allclose(_run(tmp_path / "m.onnx", x), model(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    ember.onnx.export(model, (x,), tmp_path / "n.onnx", external_data=False)
+    assert not (tmp_path / "n.onnx.data").exists()
+
+
+def test_refusals_are_clear(tmp_path, small_limit, monkeypatch):
+
+    model, x = _model(), ember.randn(2, 32)
+    with pytest.raises(ember.onnx.ExportError, match="external_data=False"):
+        ember.onnx.export(model, (x,), tmp_path / "m.onnx", external_data=False)
+    with pytest.raises(ember.onnx.ExportError, match="f must be a path"):
+        ember.onnx.export(model, (x,), io.BytesIO())
+    monkeypatch.setattr(external, "LIMIT", 1000)  # (one weight over it)
+    with pytest.raises(ember.onnx.ExportError, match=r"the weight '0\.weight' \(0\.00 GiB\)"):
+        ember.onnx.export(model, (x,), tmp_path / "m.onnx")
