@@ -6,8 +6,9 @@ their own history, so rules written in Ember ops are differentiable again), ``ct
 reference cycle forms), and ``ctx.needs_input_grad``.
 
 Inside :class:`saved_tensors_hooks` a node records its saved values through the user's
-``pack_hook`` and reads them back through ``unpack_hook`` when backward first needs them (the
-``inputs``/``outputs`` slots stay empty until then, so the plain path pays one attribute check).
+``pack_hook`` and reads them back through ``unpack_hook`` each time backward needs them (the
+``inputs``/``outputs`` slots stay empty until then and are emptied again after, so the plain
+path pays one attribute check).
 
 As PyTorch's ``grad_fn``, a node shows the graph (:attr:`Node.next_functions`, where a leaf
 appears as its :class:`AccumulateGrad`) and takes hooks of its own (:meth:`Node.register_prehook`,

@@ -1,5 +1,5 @@
 """Saved-tensor hooks: what a node keeps for backward goes through the user's ``pack_hook``
-when recorded and comes back through ``unpack_hook`` when backward first reads it
+when recorded and comes back through ``unpack_hook`` each time backward reads it
 (:class:`saved_tensors_hooks`, per thread); and :class:`Unsaved`, an input kept without its
 values (its history and shape) where the rule never reads them."""
 
