@@ -508,3 +508,15 @@ def test_a_zero_period_is_named(name, kwargs):
                        match=f"{name}: {next(iter(kwargs))}=0; .* positive") as got:
         getattr(ELR, name)(opt, **kwargs)
     assert isinstance(got.value, ZeroDivisionError)  # (`except ZeroDivisionError` catches it)
+
+
+@pytest.mark.parametrize("key", ["step", "cosine", "warm-restarts", "one-cycle", "lambda"])
+def test_state_dict_counters_match_torch(key):
+    """torch's CosineAnnealingWarmRestarts.step never counts ``_step_count`` (it stays 0)."""
+    eo, to = make_opts()
+    es, ts = SCHEDULES[key](ELR, eo), SCHEDULES[key](torch.optim.lr_scheduler, to)
+    for _ in range(3):
+        eo.step(); es.step(); to.step(); ts.step()  # noqa: E702
+    counters = ("_step_count", "last_epoch", "_is_initial", "_get_lr_called_within_step")
+    assert ({k: es.state_dict().get(k) for k in counters}
+            == {k: ts.state_dict().get(k) for k in counters})

@@ -108,8 +108,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                     self.T_i = self.T_0 * self.T_mult ** n
             else:
                 self.T_i, self.T_cur = self.T_0, epoch
-        self.last_epoch = math.floor(epoch)
-        self._step_count += 1
+        self.last_epoch = math.floor(epoch)  # (``_step_count`` stays 0, as in PyTorch)
         with self._within_step():
             values = self.get_lr()
         self._set_lrs(values)
