@@ -258,3 +258,17 @@ def test_random_resized_crop_refuses_ranges_that_are_not_pairs(kwargs, error, ma
     for module in (T, v2):
         with pytest.raises(error, match=match):
             module.RandomResizedCrop(4, **kwargs)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda F: F.crop([[1, 2]], 0, 0, 1, 1), "crop: img should be a tensor"),
+    (lambda F: F.center_crop([[1, 2]], 1), "crop: img should be a tensor"),
+    (lambda F: F.pad([[1, 2]], 1, padding_mode="reflect"), "pad: img should be a tensor"),
+    (lambda F: F.resized_crop([[1, 2]], 0, 0, 1, 1, [2, 2]), "img should be a tensor"),
+])
+def test_crop_and_pad_name_an_input_that_is_not_an_image(call, match):
+    """A list raised AttributeError "'list' object has no attribute 'shape'" (torchvision:
+    TypeError 'img should be PIL Image') (sweep60e)."""
+    from ember.vision.transforms import functional as F
+    with pytest.raises(TypeError, match=match):
+        call(F)

@@ -215,13 +215,17 @@ def _size_pair(size: int | Sequence[int], name: str) -> tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-def _hw(img: Image) -> tuple[int, int]:
+def _hw(img: Image, op: str = "") -> tuple[int, int]:
+    where = f"{op}: " if op else ""
     if isinstance(img, (Tensor, np.ndarray)) and img.ndim < 2:
-        raise ShapeError(f"expected an image (..., H, W), got shape {tuple(img.shape)}")
+        raise ShapeError(f"{where}expected an image (..., H, W), got shape {tuple(img.shape)}")
     if isinstance(img, Tensor):
         return img.shape[-2], img.shape[-1]
     if is_pil_image(img):
         return img.size[1], img.size[0]
+    if not isinstance(img, np.ndarray):
+        raise ArgumentTypeError(f"{where}img should be a tensor (..., C, H, W), an (H, W[, C]) "
+                                f"array or a PIL image, got {type(img).__name__}")
     return img.shape[0], img.shape[1]
 
 
@@ -258,9 +262,9 @@ def pad(img: Image, padding: int | Sequence[int], fill: float | Sequence[float] 
     one value per channel; for a tensor it is one number.
     """
     _check_mode(padding_mode)
+    h, w = _hw(img, "pad")
     left, top, right, bottom = _padding4(padding)
     if min(left, top, right, bottom) < 0:
-        h, w = _hw(img)
         cut_top, cut_left = max(-top, 0), max(-left, 0)
         img = crop(img, cut_top, cut_left, h - cut_top - max(-bottom, 0),
                    w - cut_left - max(-right, 0))
@@ -308,7 +312,7 @@ def crop(img: Image, top: int, left: int, height: int, width: int) -> Image:
         >>> crop(ember.ones(1, 2, 2), 1, 1, 2, 2).tolist()
         [[[1.0, 0.0], [0.0, 0.0]]]
     """
-    h, w = _hw(img)
+    h, w = _hw(img, "crop")
     bottom, right = top + height, left + width
     rows, cols = slice(max(top, 0), bottom), slice(max(left, 0), right)
     inside = img[..., rows, cols] if isinstance(img, Tensor) else img[rows, cols]
@@ -346,7 +350,7 @@ class CenterCrop:
 
     @accepts_pil
     def __call__(self, img: Image) -> Image:
-        (th, tw), (h, w) = self.size, _hw(img)
+        (th, tw), (h, w) = self.size, _hw(img, "center_crop")
         if th > h or tw > w:
             img = pad(img, ((tw - w) // 2 if tw > w else 0, (th - h) // 2 if th > h else 0,
                             (tw - w + 1) // 2 if tw > w else 0,
