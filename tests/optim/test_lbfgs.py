@@ -197,3 +197,20 @@ def test_tensor_lr_keeps_its_dtype_and_is_the_state_t_as_in_torch(lr_dtype):
         t = opt.state[w]["t"]
         runs[-1] += [str(t.dtype).split(".")[-1], t is opt.param_groups[0]["lr"]]
     assert runs[1] == runs[0]
+
+
+@pytest.mark.parametrize("kwargs", CASES[:2], ids=[str(k) for k in CASES[:2]])
+def test_state_keeps_the_two_loop_coefficients_al_as_torch(kwargs):
+    """PyTorch's state holds ``al`` (history_size entries: the last two-loop's coefficients,
+    None past the pairs stored); state dicts carry the same keys and values."""
+    states = []
+    for lib in (torch, ember):
+        w = lib.tensor(np.linspace(-1.0, 2.0, 6), requires_grad=True)
+        opt = lib.optim.LBFGS([w], max_iter=3, history_size=8, **kwargs)
+        for _ in range(2):
+            opt.step(closure(lib, opt, [w]))
+        states.append(opt.state_dict()["state"][0])
+    assert sorted(states[0]) == sorted(states[1])
+    assert [a is None for a in states[0]["al"]] == [a is None for a in states[1]["al"]]
+    np.testing.assert_allclose([float(a) for a in states[1]["al"] if a is not None],
+                               [float(a) for a in states[0]["al"] if a is not None], rtol=1e-9)

@@ -150,6 +150,7 @@ class LBFGS(Optimizer):
         # (numbers: a state PyTorch saved holds 0-d tensors, ``ro`` a list of them)
         t, h_diag, prev_loss = (_scalar(state.get(k)) for k in ("t", "H_diag", "prev_loss"))
         ro = [_scalar(r) for r in state.get("ro", [])]
+        al = state.get("al")  # (PyTorch's two-loop coefficients, kept in the state as its)
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
@@ -170,7 +171,8 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / _dot(xp, y, y)
-                d = _two_loop(xp, -flat_grad, old_dirs, old_stps, ro, h_diag)
+                al = list(al) if al is not None else [None] * history_size
+                d = _two_loop(xp, -flat_grad, old_dirs, old_stps, ro, h_diag, al)
             prev_flat_grad, prev_loss = flat_grad, loss
             if state["n_iter"] == 1:
                 t = min(1.0, 1.0 / xp.abs(flat_grad).sum()[()]) * lr
@@ -215,6 +217,9 @@ class LBFGS(Optimizer):
                      ro=[_state_number(r, xp, real, device) for r in ro],
                      H_diag=_state_number(h_diag, xp, real, device),
                      prev_flat_grad=_tensor(prev_flat_grad, device), prev_loss=prev_loss)
+        if al is not None:
+            state["al"] = [a if a is None or isinstance(a, Tensor) else
+                           _state_number(a, xp, real, device) for a in al]
         return orig_loss
 
 
@@ -260,10 +265,10 @@ def _max_abs(xp: Any, a: Any) -> Any:
 
 
 def _two_loop(xp: Any, q: Any, old_dirs: list, old_stps: list, ro: list[Any],
-              h_diag: Any) -> Any:
+              h_diag: Any, al: list[Any]) -> Any:
     """The L-BFGS direction: the inverse-Hessian estimate applied to ``q`` (minus the
-    gradient), from the stored gradient changes ``old_dirs`` and steps ``old_stps``."""
-    al: list[Any] = [0.0] * len(old_dirs)
+    gradient), from the stored gradient changes ``old_dirs`` and steps ``old_stps``; the
+    first loop's coefficients go to ``al[:len(old_dirs)]``."""
     for i in reversed(range(len(old_dirs))):
         al[i] = _dot(xp, old_stps[i], q) * ro[i]
         q -= al[i] * old_dirs[i]
