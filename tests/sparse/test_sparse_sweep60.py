@@ -142,3 +142,21 @@ def test_bmm_of_a_coo_batch_refuses_bad_operands():
     hybrid = ember.sparse_coo_tensor([[0]], ember.ones(1, 2, 2), (1, 2, 2))
     with pytest.raises(ember.errors.ShapeError, match="no dense dimensions"):
         ember.bmm(hybrid, ember.ones(1, 2, 2))
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+def test_new_zeros_and_is_same_size_as_torch(layout):
+    es, ts = _pair(layout)
+    got, want = es.new_zeros(2, 5), ts.new_zeros(2, 5)
+    assert str(got.layout).split(".")[-1] == str(want.layout).split(".")[-1]
+    assert got.shape == tuple(want.shape) and got._nnz() == want._nnz() == 0
+    assert es.new_zeros((2, 5), dtype=ember.float64).dtype is ember.float64
+    if layout == "coo":
+        assert got.sparse_dim() == want.sparse_dim() and got.is_coalesced() == want.is_coalesced()
+    assert es.is_same_size(ember.zeros(3, 4)) is ts.is_same_size(torch.zeros(3, 4)) is True
+    assert es.is_same_size(es.t()) is ts.is_same_size(ts.t()) is False
+
+
+def test_new_zeros_of_a_block_tensor_keeps_the_blocksize():
+    s = ember.ones(4, 4).to_sparse_bsr((2, 2)).new_zeros(4, 6)
+    assert s.layout is ember.sparse_bsr and s.values().shape == (0, 2, 2)

@@ -26,7 +26,9 @@ from ember.layouts import (
     sparse_csr,
     strided,
 )
+from ember.ops.creation import zeros
 from ember.ops.dims import normalize_dims
+from ember.ops.shape import read_sizes
 from ember.sparse import convert as _convert
 from ember.sparse import elementwise as _elementwise
 from ember.sparse.construct import (
@@ -236,6 +238,28 @@ def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
 
 
 SparseTensor.mv, SparseTensor.bmm = _mv, bmm
+
+
+def _new_zeros(self: SparseTensor, *size: Any, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, **_: Any) -> SparseTensor:
+    """``S.new_zeros(size)``: a sparse tensor of ``size`` with no specified elements, in
+    ``S``'s layout (a block layout keeps ``S``'s blocksize), dtype and device, as PyTorch's.
+
+    Example:
+        >>> ember.eye(2).to_sparse().new_zeros(2, 3)._nnz()
+        0
+    """
+    dense = zeros(read_sizes(size), dtype=dtype or self.dtype, device=device or self.device)
+    blocks = tuple(self._vals.shape[1:3]) if self.layout in (sparse_bsr, sparse_bsc) else None
+    return to_sparse(dense, layout=self.layout, blocksize=blocks).requires_grad_(requires_grad)
+
+
+def _is_same_size(self: SparseTensor, other: Any) -> bool:
+    """``S.is_same_size(other)``: whether the shapes match (any layout, as PyTorch's)."""
+    return tuple(self.shape) == tuple(other.shape)
+
+
+SparseTensor.new_zeros, SparseTensor.is_same_size = _new_zeros, _is_same_size
 SparseTensor.norm = norm
 SparseTensor.any = any_
 SparseTensor.smm, SparseTensor.sspaddmm = _smm, _sspaddmm  # (``s.smm(d)``, as PyTorch's)
