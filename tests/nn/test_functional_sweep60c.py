@@ -42,3 +42,13 @@ def test_sdpa_mask_of_wrong_shape_names_the_weights_shape():
             F.scaled_dot_product_attention(q, kv, kv, attn_mask=mask)
     ok = F.scaled_dot_product_attention(q, kv, kv, attn_mask=ember.ones(2, 1, 5, dtype=ember.bool))
     assert ok.shape == (1, 2, 3, 4)
+
+
+def test_normalize_takes_out_as_torch():
+    # torch.nn.functional.normalize(input, p, dim, eps, out=None); ember raised TypeError
+    x = np.array([[3.0, 4.0], [0.0, 2.0]], dtype=np.float32)
+    out = ember.empty(2, 2)
+    assert F.normalize(ember.tensor(x), out=out) is out
+    np.testing.assert_allclose(out.numpy(), x / np.linalg.norm(x, axis=1, keepdims=True))
+    np.testing.assert_allclose(F.normalize(ember.tensor(x), p=1, dim=0).numpy(),
+                               [[1.0, 4 / 6], [0.0, 2 / 6]], rtol=1e-6)

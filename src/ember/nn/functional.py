@@ -82,9 +82,10 @@ from ember.ops.native_functions import conv_tbc
 from ember.ops.normalization import (
     batch_norm,
     instance_norm,
-    normalize,
     rms_norm,
 )
+from ember.ops.normalization import normalize as _normalize
+from ember.ops.out_arg import with_out
 from ember.ops.pad import pad
 from ember.ops.pixel_shuffle import (
     channel_shuffle,
@@ -112,6 +113,8 @@ from ember.ops.pool import (
 from ember.ops.softmax import log_softmax, softmax, softmin
 from ember.ops.unary import sigmoid, tanh
 from ember.ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d
+
+normalize = with_out(_normalize, "normalize")  # PyTorch's F.normalize takes out=
 
 __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin",
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

@@ -533,9 +533,9 @@ def _instance_norm(input: Tensor, running_mean: Tensor | None, running_var: Tens
                    None if bias is None else _per_channel(bias, input.ndim))
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
-              out: Any = None) -> Tensor:
-    """``input / max(‖input‖_p, eps)`` along ``dim``.
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``input / max(‖input‖_p, eps)`` along ``dim`` (``ember.nn.functional.normalize`` adds
+    PyTorch's ``out=``).
 
     Example:
         >>> F.normalize(ember.tensor([[3.0, 4.0]]), dim=1)
@@ -544,8 +544,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     # (complex vectors are divided by the norm of the moduli)
     if not is_complex_input("normalize", "input", input):
         _check_float("normalize", input)
-    if out is not None:
-        raise TypeError("normalize: out= is not supported; assign the result instead")
     # clamping the p-th power sum (not the norm) keeps the gradient finite at a zero vector;
     # orders without a power sum to clamp (0, ±inf, negative) clamp the norm, as PyTorch's
     if not 0 < p < float("inf"):
