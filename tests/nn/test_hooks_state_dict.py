@@ -73,3 +73,18 @@ def test_load_state_dict_frees_the_state_dict_without_the_gc():
         net.load_state_dict(state)
         del state
         assert ref() is None
+
+
+def test_load_state_dict_assign_keeps_the_checkpoints_tensors_as_torch():
+    """assign=True: a buffer is the state dict's tensor itself, and so is a Parameter (with
+    the module's requires_grad), as torch.nn.Module.load_state_dict(assign=True)."""
+    for lib in (torch, ember):
+        m = lib.nn.BatchNorm1d(2)
+        m.weight.requires_grad_(False)
+        mean, weight = lib.ones(2), lib.nn.Parameter(lib.full((2,), 3.0))
+        sd = {"weight": weight, "bias": lib.zeros(2), "running_mean": mean,
+              "running_var": lib.ones(2), "num_batches_tracked": lib.tensor(4)}
+        m.load_state_dict(sd, assign=True)
+        assert m.running_mean is mean and m.weight is weight, lib.__name__
+        assert not m.weight.requires_grad and m.bias.requires_grad
+        assert isinstance(m.bias, lib.nn.Parameter) and m.num_batches_tracked.item() == 4

@@ -156,12 +156,13 @@ class StateDictMixin:
                                       "copy_). Hint: convert it (to_dense() / to_sparse()), or "
                                       "load with assign=True")
                     continue
-                if assign:
-                    if store == "_parameters":
-                        new = Parameter(value.detach(), current.requires_grad)
-                    else:
-                        new = value.detach()
-                    getattr(self, store)[name] = new
+                if assign:  # (the checkpoint's own tensor, as PyTorch: a Parameter takes
+                    # the module's requires_grad)
+                    if store == "_parameters" and isinstance(value, Parameter):
+                        value.requires_grad_(current.requires_grad)
+                    elif store == "_parameters":
+                        value = Parameter(value.detach(), current.requires_grad)
+                    getattr(self, store)[name] = value
                 elif current.is_meta and not value.is_meta:
                     warnings.warn(f"for {key}: copying from a non-meta parameter in the "
                                   "checkpoint to a meta parameter in the current model, which "
