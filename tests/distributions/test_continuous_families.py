@@ -521,3 +521,15 @@ def test_float32_matches_torch(name):
                                             ("StudentT", (3.0,)), ("Cauchy", (0.0, 2.0))])
 def test_repr_as_torch(name, args):
     assert repr(getattr(D, name)(*args)) == repr(getattr(torch.distributions, name)(*args))
+
+
+def test_generalized_pareto_heavy_tail_moments_are_inf_as_the_same_pareto():
+    """GeneralizedPareto(scale / xi, scale, xi) is Pareto(scale / xi, 1 / xi): its mean is inf
+    for xi >= 1 and its variance for xi >= 1/2, as Pareto's (torch's GeneralizedPareto: NaN)."""
+    xi = E([0.3, 0.6, 1.0, 1.5])
+    gp = D.GeneralizedPareto(1.0 / xi, ember.ones(4, dtype=ember.float64), xi)
+    pareto = D.Pareto(1.0 / xi, 1.0 / xi)
+    close(gp.mean, pareto.mean)
+    close(gp.variance, pareto.variance)
+    close(gp.stddev, [pareto.stddev.numpy()[0], math.inf, math.inf, math.inf])
+    close(gp.mean, [1.0 / 0.3 + 1.0 / 0.7, 1.0 / 0.6 + 1.0 / 0.4, math.inf, math.inf])

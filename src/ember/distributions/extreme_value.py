@@ -217,20 +217,22 @@ class GeneralizedPareto(_Elementwise):
 
     @property
     def mean(self) -> Tensor:
-        """``loc + scale / (1 - xi)``; NaN for ``xi >= 1``."""
+        """``loc + scale / (1 - xi)``; inf for ``xi >= 1`` (the tail is Pareto's, whose mean is
+        inf there; PyTorch's is NaN)."""
         xi = self.concentration
         valid = xi < 1
         return ember.where(valid, self.loc + self.scale / (1 - ember.where(valid, xi, 0.5)),
-                           math.nan)
+                           math.inf)
 
     @property
     def variance(self) -> Tensor:
-        """``scale^2 / ((1 - xi)^2 (1 - 2 xi))``; NaN for ``xi >= 1/2``."""
+        """``scale^2 / ((1 - xi)^2 (1 - 2 xi))``; inf for ``xi >= 1/2``, as ``Pareto``'s
+        (PyTorch's is NaN)."""
         xi = self.concentration
         valid = xi < 0.5
         safe = ember.where(valid, xi, 0.25)
         return ember.where(valid, self.scale ** 2 / ((1 - safe) ** 2 * (1 - 2 * safe)),
-                           math.nan)
+                           math.inf)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         return self.icdf(self._uniform(sample_shape, self.loc.dtype))
