@@ -96,8 +96,9 @@ def cholesky(xp: Any, a: Any) -> tuple[Any, Any]:
     info = xp.zeros(a.shape[:-2], np.int32)
     try:
         low = xp.linalg.cholesky(a)
-        # potrf stops at a NaN pivot too; NumPy's cholesky returns NaNs and no error
-        if not xp.isnan(xp.diagonal(low, axis1=-2, axis2=-1)).any():
+        # potrf stops at a NaN pivot too; NumPy's cholesky returns NaNs and no error (and, on
+        # OpenBLAS, inf·(1/inf) = 0 where an infinite pivot divides an infinite entry, not NaN)
+        if xp.isfinite(xp.diagonal(low, axis1=-2, axis2=-1)).all():
             return low, info
     except np.linalg.LinAlgError:
         pass
