@@ -52,3 +52,10 @@ def test_normalize_takes_out_as_torch():
     np.testing.assert_allclose(out.numpy(), x / np.linalg.norm(x, axis=1, keepdims=True))
     np.testing.assert_allclose(F.normalize(ember.tensor(x), p=1, dim=0).numpy(),
                                [[1.0, 4 / 6], [0.0, 2 / 6]], rtol=1e-6)
+
+
+def test_one_hot_takes_torch_keyword_input():
+    # torch 2.13 binds F.one_hot(input=..., num_classes=...) (its docstring says "tensor", but
+    # tensor= is refused); ember took only tensor=
+    out = F.one_hot(input=ember.tensor([1, 0]), num_classes=3)
+    assert out.tolist() == [[0, 1, 0], [1, 0, 0]]

@@ -398,29 +398,29 @@ def _class_count(tensor: Tensor) -> int:
                       "Hint: pass num_classes, e.g. F.one_hot(y, num_classes=10)") from None
 
 
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """int64 one-hot codes: ``out[..., c] = 1`` where ``tensor == c``; ``num_classes=-1``
-    takes ``tensor.max() + 1`` (which a compiled function cannot: pass ``num_classes``).
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot codes: ``out[..., c] = 1`` where ``input == c``; ``num_classes=-1``
+    takes ``input.max() + 1`` (which a compiled function cannot: pass ``num_classes``).
 
     Example:
         >>> ember.one_hot(ember.tensor([0, 2]), 3)
         tensor([[1, 0, 0],
                 [0, 0, 1]])
     """
-    if tensor.dtype is not dtypes.int64:
+    if input.dtype is not dtypes.int64:
         raise DTypeError(f"one_hot: only applicable to index tensors of dtype int64, got "
-                         f"{dtype_name('one_hot', 'input', tensor)}")
-    if tensor.numel() == 0 and num_classes <= 0:  # (PyTorch's rule: 0 too)
+                         f"{dtype_name('one_hot', 'input', input)}")
+    if input.numel() == 0 and num_classes <= 0:  # (PyTorch's rule: 0 too)
         raise ShapeError(f"one_hot: cannot infer the number of classes from an empty "
                          f"tensor (num_classes={num_classes}); pass num_classes > 0")
     if num_classes == -1:
-        num_classes = _class_count(tensor)
-    checked = class_indices(tensor, num_classes, "one_hot", what="class value")
-    shape = tuple(tensor.shape) + (num_classes,)
-    out = zeros(shape, dtype=dtypes.int64, device=tensor.device)
-    index = apply(Slice, checked, index=(FULL,) * tensor.ndim + (None,))
-    return apply(IndexPut, out, scalar_tensor(1, dtypes.int64, tensor.device),
-                 *_grid(index.shape, tensor.ndim, index), basic=(),
+        num_classes = _class_count(input)
+    checked = class_indices(input, num_classes, "one_hot", what="class value")
+    shape = tuple(input.shape) + (num_classes,)
+    out = zeros(shape, dtype=dtypes.int64, device=input.device)
+    index = apply(Slice, checked, index=(FULL,) * input.ndim + (None,))
+    return apply(IndexPut, out, scalar_tensor(1, dtypes.int64, input.device),
+                 *_grid(index.shape, input.ndim, index), basic=(),
                  dims=tuple(range(len(shape))), mode="set")
 
 
