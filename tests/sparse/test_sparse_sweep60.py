@@ -160,3 +160,15 @@ def test_new_zeros_and_is_same_size_as_torch(layout):
 def test_new_zeros_of_a_block_tensor_keeps_the_blocksize():
     s = ember.ones(4, 4).to_sparse_bsr((2, 2)).new_zeros(4, 6)
     assert s.layout is ember.sparse_bsr and s.values().shape == (0, 2, 2)
+
+
+@pytest.mark.parametrize("source,destination", [(0, 2), (-1, 0), ((0, 1), (2, 0))])
+def test_movedim_of_a_coo_tensor_as_torch(source, destination):
+    coalesced = [False, True]
+    for c in coalesced:
+        es, ts = _batch(ember, [1.0, 2.0, 3.0]), _batch(torch, [1.0, 2.0, 3.0])
+        es, ts = (es.coalesce(), ts.coalesce()) if c else (es, ts)
+        for got in (ember.movedim(es, source, destination), es.moveaxis(source, destination)):
+            want = torch.movedim(ts, source, destination)
+            assert got.shape == tuple(want.shape) and got.is_coalesced() == want.is_coalesced()
+            np.testing.assert_allclose(_dense(got), _dense(want))

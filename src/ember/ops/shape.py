@@ -358,6 +358,18 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
     except AttributeError:
         refuse_non_tensor(calling_op(), "input", input)
         raise
+    return apply(Permute, input, dims=movedim_order(n, source, destination))
+
+
+def movedim_order(n: int, source: int | Sequence[int], destination: int | Sequence[int]
+                  ) -> tuple[int, ...]:
+    """The permutation ``movedim(source, destination)`` applies to ``n`` dimensions (also
+    the sparse ``movedim``'s).
+
+    Example:
+        >>> movedim_order(3, 0, -1)
+        (1, 2, 0)
+    """
     src, dst = as_ints(source, "movedim", "source"), as_ints(destination, "movedim", "destination")
     if len(src) != len(dst):
         raise ShapeError(f"movedim: source {tuple(src)} and destination {tuple(dst)} must have "
@@ -368,12 +380,12 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
         raise ShapeError(f"movedim: repeated dims in source {tuple(src)} or destination "
                          f"{tuple(dst)}")
     if n == 0:  # (0 and -1 name a 0-d tensor's only "dim")
-        return apply(Permute, input, dims=())
+        return ()
     order: list = [None] * n
     for s, d in zip(src, dst, strict=True):
         order[d] = s
     rest = iter(d for d in range(n) if d not in src)
-    return apply(Permute, input, dims=tuple(o if o is not None else next(rest) for o in order))
+    return tuple(o if o is not None else next(rest) for o in order)
 
 
 moveaxis = movedim

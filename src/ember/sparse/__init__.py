@@ -61,7 +61,7 @@ from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.row_products import smm as _smm
 from ember.sparse.row_products import sspaddmm as _sspaddmm
-from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
+from ember.sparse.select import index_select, movedim, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import SparseTensor, not_supported
 from ember.sparse.unary import UNARY, same_pattern
 from ember.tensor import Tensor
@@ -192,6 +192,7 @@ SparseTensor.transpose = _transpose
 SparseTensor.permute, SparseTensor.index_select = permute, index_select
 SparseTensor.narrow_copy, SparseTensor.unsqueeze = narrow_copy, unsqueeze
 SparseTensor.select = select
+SparseTensor.movedim = SparseTensor.moveaxis = movedim
 SparseTensor.sparse_mask = sparse_mask
 SparseTensor.t = _t
 SparseTensor.mT = property(lambda self: _transpose(self, -2, -1),  # noqa: N802 - torch's name

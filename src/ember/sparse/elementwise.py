@@ -50,7 +50,7 @@ from ember.sparse.ops import (
     sparse_mask,
     with_values,
 )
-from ember.sparse.select import index_select, narrow_copy, permute, select, unsqueeze
+from ember.sparse.select import index_select, movedim, narrow_copy, permute, select, unsqueeze
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.sparse.unary import UNARY
 from ember.tensor import Tensor, _wrap
@@ -328,7 +328,7 @@ _BY_NAME = {**UNARY, "pow": pow, "abs": abs, "permute": permute, "index_select":
             "unsqueeze": unsqueeze, "narrow_copy": narrow_copy, "_select": select,  # (ember.select)
             "norm": norm, "linear": linear, "any": any_, "cat": sparse_cat,
             "concat": sparse_cat, "concatenate": sparse_cat, "stack": sparse_stack,
-            "bmm": bmm}
+            "bmm": bmm, "movedim": movedim}
 #: ``ember.<name>(s, ...)`` is the method ``s.<name>(...)``, as PyTorch's one op for both
 _AS_METHOD = ("sum", "t", "transpose", "swapaxes", "swapdims", "clone")
 

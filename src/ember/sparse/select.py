@@ -27,12 +27,12 @@ from ember.layouts import sparse_coo
 from ember.ops.dims import normalize_dim
 from ember.ops.forwarding import check_tensors
 from ember.ops.gather import index_select as dense_index_select
-from ember.ops.shape import _permutation, read_sizes
+from ember.ops.shape import _permutation, movedim_order, read_sizes
 from ember.sparse.convert import coo_index, long_index, to_coo
 from ember.sparse.tensor import SparseTensor, not_supported
 from ember.tensor import Tensor, _wrap
 
-__all__ = ["getitem", "index_select", "narrow_copy", "permute", "select", "unsqueeze"]
+__all__ = ["getitem", "index_select", "movedim", "narrow_copy", "permute", "select", "unsqueeze"]
 
 
 def _coo(op: str, s: SparseTensor) -> SparseTensor:
@@ -50,6 +50,17 @@ def _picked(s: SparseTensor, dim: int, take: np.ndarray, new_dim_index: np.ndarr
     shape[dim] = size
     values = dense_index_select(s._vals, 0, long_index(take))
     return SparseTensor(sparse_coo, tuple(shape), (long_index(index),), values, coalesced)
+
+
+def movedim(input: SparseTensor, source: Any, destination: Any) -> SparseTensor:
+    """``ember.movedim`` of a COO tensor: :func:`permute` with the order moving ``source``
+    to ``destination``, as PyTorch's.
+
+    Example:
+        >>> ember.movedim(ember.sparse_coo_tensor([[0], [2]], [5.0], (2, 3)), 0, 1).shape
+        ember.Size([3, 2])
+    """
+    return permute(input, movedim_order(input.ndim, source, destination))
 
 
 def permute(input: SparseTensor, *dims: Any) -> SparseTensor:
