@@ -176,8 +176,11 @@ def test_moments_in_every_regime(cls, args):
                 assert g is None or not bool(ember.isnan(g).any())
 
 
-# torch's Kumaraswamy.mode is NaN everywhere, its Weibull.mode NaN (or garbage) below k = 1
-TORCH_MODE_BUGS = {("Kumaraswamy", "mode"), ("Weibull", "mode")}
+# torch's Kumaraswamy.mode is NaN everywhere, its Weibull.mode NaN (or garbage) below k = 1;
+# its FisherSnedecor moments are NaN where Ember's are inf (mode: 0), checked further down
+TORCH_MODE_BUGS = {("Kumaraswamy", "mode"), ("Weibull", "mode"), ("FisherSnedecor", "mean"),
+                   ("FisherSnedecor", "mode"), ("FisherSnedecor", "variance"),
+                   ("FisherSnedecor", "stddev")}
 
 
 def test_modes_where_torch_has_none():
@@ -533,3 +536,12 @@ def test_generalized_pareto_heavy_tail_moments_are_inf_as_the_same_pareto():
     close(gp.variance, pareto.variance)
     close(gp.stddev, [pareto.stddev.numpy()[0], math.inf, math.inf, math.inf])
     close(gp.mean, [1.0 / 0.3 + 1.0 / 0.7, 1.0 / 0.6 + 1.0 / 0.4, math.inf, math.inf])
+
+
+def test_fisher_snedecor_heavy_tail_moments_are_inf_and_low_df1_mode_zero():
+    """A positive variable's diverging mean/variance is inf (as InverseGamma's, Pareto's);
+    for df1 <= 2 the density peaks at zero (torch: NaN for all three)."""
+    d = D.FisherSnedecor(E([3.0, 3.0, 3.0, 2.0, 1.0]), E([1.0, 2.0, 3.0, 5.0, 6.0]))
+    close(d.mean, [math.inf, math.inf, 3.0, 5.0 / 3.0, 1.5])
+    close(d.variance[:3], [math.inf] * 3)
+    close(d.mode, [1 / 9, 1 / 6, 0.2, 0.0, 0.0])

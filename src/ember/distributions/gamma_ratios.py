@@ -130,22 +130,23 @@ class FisherSnedecor(_Elementwise):
 
     @property
     def mean(self) -> Tensor:
-        """``df2 / (df2 - 2)``; NaN for ``df2 <= 2``."""
-        return where_above(self.df2, 2.0, lambda df2: df2 / (df2 - 2), math.nan)
+        """``df2 / (df2 - 2)``; inf for ``df2 <= 2`` (PyTorch's: NaN), as ``InverseGamma``'s
+        and ``Pareto``'s heavy tails."""
+        return where_above(self.df2, 2.0, lambda df2: df2 / (df2 - 2), math.inf)
 
     @property
     def mode(self) -> Tensor:
-        """``(df1 - 2) / df1 * df2 / (df2 + 2)``; NaN for ``df1 <= 2``."""
+        """``(df1 - 2) / df1 * df2 / (df2 + 2)``; zero for ``df1 <= 2``, where the density is
+        largest (or unbounded) at zero, as ``Gamma``'s below concentration one (PyTorch's: NaN)."""
         df2 = self.df2
-        return where_above(self.df1, 2.0, lambda df1: (df1 - 2) / df1 * df2 / (df2 + 2),
-                           math.nan)
+        return where_above(self.df1, 2.0, lambda df1: (df1 - 2) / df1 * df2 / (df2 + 2), 0.0)
 
     @property
     def variance(self) -> Tensor:
-        """The variance; NaN for ``df2 <= 4``."""
+        """The variance; inf for ``df2 <= 4`` (PyTorch's: NaN)."""
         df1 = self.df1
         return where_above(self.df2, 4.0, lambda df2: 2 * df2 ** 2 * (df1 + df2 - 2)
-                            / (df1 * (df2 - 2) ** 2 * (df2 - 4)), math.nan)
+                            / (df1 * (df2 - 2) ** 2 * (df2 - 4)), math.inf)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         tiny = ember.finfo(self.df1.dtype).tiny
