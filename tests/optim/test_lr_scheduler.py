@@ -520,3 +520,19 @@ def test_state_dict_counters_match_torch(key):
     counters = ("_step_count", "last_epoch", "_is_initial", "_get_lr_called_within_step")
     assert ({k: es.state_dict().get(k) for k in counters}
             == {k: ts.state_dict().get(k) for k in counters})
+
+
+def test_sequential_recursive_undo_matches_torch():
+    """SequentialLR.recursive_undo (public in torch) takes an epoch off every inner scheduler,
+    through nested composites, and leaves the composites' own last_epoch."""
+    seen = []
+    for lib in (ELR, torch.optim.lr_scheduler):
+        opt = (ember if lib is ELR else torch).optim.SGD(
+            [(ember if lib is ELR else torch).zeros(1, requires_grad=True)], lr=0.1)
+        inner = [lib.ConstantLR(opt, factor=0.5), lib.ExponentialLR(opt, gamma=0.5),
+                 lib.StepLR(opt, 2)]
+        seq = lib.SequentialLR(opt, [inner[0], lib.ChainedScheduler(inner[1:])], milestones=[2])
+        seq.recursive_undo()
+        seq.recursive_undo(inner[2])
+        seen.append([s.last_epoch for s in [*inner, seq]])
+    assert seen[0] == seen[1]

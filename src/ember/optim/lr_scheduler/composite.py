@@ -81,8 +81,7 @@ class SequentialLR(_Composite):
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             set_group_lr(group, group["initial_lr"])
-        for scheduler in self._schedulers:  # undo the step each made when it was built
-            _undo_step(scheduler)
+        self.recursive_undo()  # undo the step each made when it was built
         first = self._schedulers[bisect_right(self._milestones, 0)]  # (a milestone may be 0)
         first._initial_step()
         self._last_lr = first.get_last_lr()
@@ -98,13 +97,23 @@ class SequentialLR(_Composite):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
+    def recursive_undo(self, sched: Any = None) -> None:
+        """Takes one epoch off ``last_epoch`` of each scheduler in ``sched`` (default: this
+        one's schedulers), through nested composites: the step each made when it was built.
 
-def _undo_step(scheduler: Any) -> None:
-    if hasattr(scheduler, "_schedulers"):
-        for inner in scheduler._schedulers:
-            _undo_step(inner)
-    elif hasattr(scheduler, "last_epoch"):
-        scheduler.last_epoch -= 1
+        Example:
+            >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+            >>> inner = ExponentialLR(opt, gamma=0.5)
+            >>> seq = SequentialLR(opt, [ConstantLR(opt, factor=0.5), inner], milestones=[2])
+            >>> inner.last_epoch, seq.recursive_undo(), inner.last_epoch
+            (-1, None, -2)
+        """
+        scheduler = self if sched is None else sched
+        if hasattr(scheduler, "_schedulers"):
+            for inner in scheduler._schedulers:
+                self.recursive_undo(inner)
+        elif hasattr(scheduler, "last_epoch"):
+            scheduler.last_epoch -= 1
 
 
 class ChainedScheduler(_Composite):
