@@ -222,3 +222,25 @@ def test_embedding_bag_per_sample_weights_of_another_dtype_are_refused_as_torch(
         F.embedding_bag(ember.tensor([0, 1]), ember.ones(5, 4, dtype=getattr(ember, wd)),
                         ember.tensor([0]), mode="sum",
                         per_sample_weights=ember.ones(2, dtype=getattr(ember, pd)))
+
+
+@pytest.mark.parametrize("bags", [[[1, 0]], [[0, 1]], [[1, 1]], [[3, 1]], [[1, 3, 2]],
+                                  [[0, 1, 2]], [[2, 1], [1, 0], [0, 3]]])
+@pytest.mark.parametrize("offsets", [False, True])
+def test_embedding_bag_max_reads_nan_as_torch(bags, offsets):
+    # torch's kernel replaces a bag's first value only by a greater one: a NaN first is the
+    # maximum, a later NaN is passed over (a bag holding a NaN gave zeros; sweep60g)
+    w = np.array([[1.0, 5.0], [np.nan, 2.0], [3.0, np.nan], [-2.0, 7.0]], np.float32)
+    outs, grads = [], []
+    for lib, fn in ((torch, TF.embedding_bag), (ember, F.embedding_bag)):
+        weight = lib.tensor(w, requires_grad=True)
+        index = lib.tensor(bags)
+        args = (index.reshape(-1), weight, lib.tensor([len(bags[0]) * i for i in
+                                                       range(len(bags))])) \
+            if offsets else (index, weight)
+        out = fn(*args, mode="max")
+        out.sum().backward()
+        outs.append(out.detach().numpy())
+        grads.append(weight.grad.numpy())
+    np.testing.assert_array_equal(outs[1], outs[0])
+    np.testing.assert_array_equal(grads[1], grads[0])

@@ -11,6 +11,7 @@ bit: it adds a run's terms in another order). The ``padding_idx`` row gets no gr
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -317,16 +318,22 @@ def _sliced(sums: Tensor, bags: int, spare: int) -> Tensor:
 def _bag_max(rows: Tensor, bag: Tensor, bags: int) -> Tensor:
     """Each bag's column-wise maximum of the (M, dim) ``rows`` in it (``bag``: each row's bag,
     ``bags`` for rows left out), zeros for an empty bag. As in PyTorch, the whole gradient
-    of a maximum goes to the first of the rows tied for it (``amax`` would share it)."""
+    of a maximum goes to the first of the rows tied for it (``amax`` would share it). NaN as
+    PyTorch's kernel, which replaces a bag's first value only by a greater one: a NaN first
+    is the maximum, a later NaN is passed over."""
     m, dim = rows.shape
     spread = bag.reshape((m, 1)).expand((m, dim))
-    top = scatter_reduce(rows.new_zeros((bags + 1, dim)), 0, spread, rows.detach(), "amax",
-                         include_self=False)
+    values = rows.detach()
+    top = scatter_reduce(rows.new_zeros((bags + 1, dim)), 0, spread,
+                         where(values != values, -math.inf, values), "amax", include_self=False)
     position = arange(m, device=rows.device).reshape((m, 1)).expand((m, dim))
-    tied = where(rows.detach() == top.gather(0, spread), position, m)
-    first = scatter_reduce(position.new_full((bags + 1, dim), m), 0, spread, tied,
-                           "amin")[:bags]  # m (a row of zeros) for an empty bag
-    return cat([rows, rows.new_zeros((1, dim))]).gather(0, first)
+    tied = where(values == top.gather(0, spread), position, m)
+    empty = position.new_full((bags + 1, dim), m)
+    first = scatter_reduce(empty, 0, spread, tied, "amin")[:bags]  # m (zeros): an empty bag
+    start = scatter_reduce(empty, 0, spread, position, "amin")[:bags]  # each bag's first row
+    padded = cat([rows, rows.new_zeros((1, dim))])
+    lead = padded.detach().gather(0, start)
+    return padded.gather(0, where(lead != lead, start, first))
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
