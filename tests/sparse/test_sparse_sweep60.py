@@ -172,3 +172,16 @@ def test_movedim_of_a_coo_tensor_as_torch(source, destination):
             want = torch.movedim(ts, source, destination)
             assert got.shape == tuple(want.shape) and got.is_coalesced() == want.is_coalesced()
             np.testing.assert_allclose(_dense(got), _dense(want))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
+def test_type_of_a_coo_tensor_as_torch(dtype):
+    es = ember.tensor(DENSE).to_sparse().to(getattr(ember, dtype))
+    ts = torch.tensor(DENSE).to_sparse().to(getattr(torch, dtype))
+    assert es.type() == ts.type().replace("torch.", "ember.", 1)
+    for target in ("torch.sparse.DoubleTensor", "torch.IntTensor"):
+        got, want = es.type(target), ts.type(target)
+        assert got.layout is ember.sparse_coo and str(got.dtype)[6:] == str(want.dtype)[6:]
+    assert es.type(ember.float64).dtype is ember.float64
+    with pytest.raises(Exception, match="type"):
+        ember.tensor(DENSE).to_sparse_csr().type()

@@ -261,6 +261,29 @@ def _is_same_size(self: SparseTensor, other: Any) -> bool:
 
 
 SparseTensor.new_zeros, SparseTensor.is_same_size = _new_zeros, _is_same_size
+
+
+def _type(self: SparseTensor, dtype: Any = None, non_blocking: bool = False,
+          **kwargs: Any) -> Any:
+    """``S.type()``: a COO tensor's type name (``'ember.sparse.FloatTensor'``, as PyTorch's
+    ``'torch.sparse.FloatTensor'``); ``S.type(dtype)`` (a dtype, a legacy type or its name,
+    sparse or not): ``S`` in that dtype, still sparse.
+
+    Example:
+        >>> s = ember.ones(2).to_sparse()
+        >>> s.type(), s.type("torch.sparse.DoubleTensor").dtype
+        ('ember.sparse.FloatTensor', ember.float64)
+    """
+    if dtype is None:
+        if self.layout is not sparse_coo:  # (PyTorch's raises "Unimplemented backend")
+            raise not_supported("type", self)
+        return self._vals.type().replace("ember.", "ember.sparse.", 1)
+    if isinstance(dtype, str):
+        dtype = dtype.replace(".sparse.", ".", 1)
+    return self.to(self._vals.type(dtype, non_blocking, **kwargs).dtype)
+
+
+SparseTensor.type = _type
 SparseTensor.norm = norm
 SparseTensor.any = any_
 SparseTensor.smm, SparseTensor.sspaddmm = _smm, _sspaddmm  # (``s.smm(d)``, as PyTorch's)
