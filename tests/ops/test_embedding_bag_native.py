@@ -56,3 +56,17 @@ def test_int32_indices_give_torch_output_dtypes(index_dtype, offset_dtype, mode)
                  for lib in (ember, torch))
     for g, t in zip(got[1:], want[1:]):
         assert g.dtype.name == str(t.dtype).split(".")[1] and g.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("bags", [[[0, 1]], [[1, 0]], [[1, 1]], [[2, 1], [1, 0], [0, 3]]])
+def test_max_indices_read_nan_as_torch(bags):
+    # a NaN first row is the bag's maximum, a later NaN is passed over (NumPy's argmax took
+    # the first NaN; sweep60g)
+    w = np.array([[1.0, 5.0], [np.nan, 2.0], [3.0, np.nan], [-2.0, 7.0]], np.float32)
+    starts = [len(bags[0]) * i for i in range(len(bags))]
+    want = torch.embedding_bag(torch.tensor(w), torch.tensor(bags).reshape(-1),
+                               torch.tensor(starts), False, 2)
+    got = ember.embedding_bag(ember.tensor(w), ember.tensor(bags).reshape(-1),
+                              ember.tensor(starts), False, 2)
+    for g, t in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), t.numpy())

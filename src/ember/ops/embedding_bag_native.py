@@ -81,6 +81,9 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
     max_indices = np.zeros((bags, rows.shape[1]), np.int64)
     for b in range(bags):
         members = index[(bag_of == b) & kept]
-        if len(members):
-            max_indices[b] = members[rows[members].argmax(0)]
+        if len(members):  # (NaN as the kernel: a NaN first stays, a later one is passed)
+            values = rows[members]
+            gone = np.isnan(values)
+            first = np.where(gone[0], 0, np.where(gone, -np.inf, values).argmax(0))
+            max_indices[b] = members[first]
     return outputs(bag_of, sizes, max_indices)
