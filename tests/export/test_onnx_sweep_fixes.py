@@ -11,7 +11,7 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.onnx import ExportError
-from tests.export.onnx_helpers import check_export, run_onnx
+from tests.export.onnx_helpers import check_export, eager, run_onnx
 
 nan, inf = float("nan"), float("inf")
 
@@ -210,3 +210,16 @@ def test_batch_norm_without_running_stats_exports(make, shape):
     reference.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()})
     np.testing.assert_allclose(run_onnx(proto, x.numpy())[0],
                                reference(torch.tensor(x.numpy())).detach().numpy(), atol=1e-5)
+
+
+def test_embedding_bag_max_exports_with_a_dynamic_batch():
+    # bags of equal length (a 2-D input) take their maximum per row, with no size made from
+    # the batch (it was refused: 'a constant of shape (3, 3) ... dynamic dimensions'; sweep60g)
+    ember.manual_seed(0)
+    model = ember.nn.EmbeddingBag(10, 3, mode="max").eval()
+    proto = ember.onnx.to_model(model, (ember.tensor([[1, 2, 2], [4, 5, 0]]),),
+                                input_names=["i"], dynamic_axes={"i": {0: "b"}})
+    for index in ([[3, 1, 1]], [[1, 2, 9], [4, 5, 0], [7, 7, 7], [0, 8, 6], [2, 2, 3]]):
+        index = ember.tensor(index)
+        got = run_onnx(proto, index.numpy())[0]
+        np.testing.assert_array_equal(got, eager(model, index)[0])

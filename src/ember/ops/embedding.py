@@ -336,6 +336,15 @@ def _bag_max(rows: Tensor, bag: Tensor, bags: int) -> Tensor:
     return padded.gather(0, where(lead != lead, start, first))
 
 
+def _rows_max(rows: Tensor) -> Tensor:
+    """:func:`_bag_max` of (B, L, dim) ``rows``, L > 0 in each bag, with no size made from B
+    (an export with a dynamic batch reads it)."""
+    values = rows.detach()
+    gone = values != values
+    first = where(gone, -math.inf, values).argmax(1, keepdim=True)  # (the first of ties)
+    return rows.gather(1, where(gone[:, :1], 0, first)).squeeze(1)
+
+
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   max_norm: float | None = None, norm_type: float = 2.0,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
@@ -383,6 +392,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     if padding_idx is not None:  # padding entries go to a bag past the last, dropped below
         bag = where(flat == padding_idx % n, b, bag)
     dim = weight.shape[1]
+    if mode == "max" and input.ndim == 2 and padding_idx is None and input.shape[1]:
+        return _rows_max(rows.reshape((b, input.shape[1], dim)))  # (rows of equal bags)
     if mode == "max":
         return _bag_max(rows, bag, b)
     if rows.dtype in HALF:  # weighted, summed (and averaged) in float32, as PyTorch
