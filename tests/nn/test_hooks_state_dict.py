@@ -88,3 +88,22 @@ def test_load_state_dict_assign_keeps_the_checkpoints_tensors_as_torch():
         assert m.running_mean is mean and m.weight is weight, lib.__name__
         assert not m.weight.requires_grad and m.bias.requires_grad
         assert isinstance(m.bias, lib.nn.Parameter) and m.num_batches_tracked.item() == 4
+
+
+def test_load_state_dict_pre_hook_of_a_child_sees_its_own_keys_as_torch():
+    """A child's load pre-hook gets the entries under its prefix only (torch hands each child
+    a filtered dict), so a hook that renames by pattern leaves its siblings' keys alone."""
+    def scenario(lib):
+        m = lib.nn.Sequential(lib.nn.Linear(1, 1), lib.nn.Linear(1, 1))
+        seen = []
+
+        def rename(module, sd, prefix, *rest):
+            seen.append(sorted(sd))
+            for key in [k for k in sd if k.endswith(".w")]:
+                sd[key[:-2] + ".weight"] = sd.pop(key)
+        m[0].register_load_state_dict_pre_hook(rename)
+        sd = {"0.w": lib.ones(1, 1), "0.bias": lib.zeros(1), "1.w": lib.ones(1, 1),
+              "1.bias": lib.zeros(1)}
+        keys = m.load_state_dict(sd, strict=False)
+        return seen, sorted(keys.missing_keys), sorted(keys.unexpected_keys)
+    assert _both(scenario) == ([["0.bias", "0.w"]], ["1.weight"], ["1.w"])

@@ -221,7 +221,8 @@ class StateDictMixin:
         if metadata is not None:
             state_dict._metadata = metadata  # type: ignore[attr-defined]
 
-        def load(module: Any, prefix: str) -> None:  # (itself, its children, its post-hooks)
+        def load(module: Any, state_dict: dict, prefix: str) -> None:  # (itself, its
+            # children, each with the entries under its prefix only, as PyTorch; post-hooks)
             meta = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
             if assign:
                 meta["assign_to_params_buffers"] = True
@@ -234,7 +235,8 @@ class StateDictMixin:
                                          errors)
             for name, child in module._modules.items():
                 if child is not None:
-                    load(child, prefix + name + ".")
+                    at = prefix + name + "."
+                    load(child, {k: v for k, v in state_dict.items() if k.startswith(at)}, at)
             keys = _IncompatibleKeys(missing, unexpected)
             for hook in module._load_state_dict_post_hooks.values():
                 if hook(module, keys) is not None:
@@ -242,7 +244,7 @@ class StateDictMixin:
                                        "must return None (it edits the key lists in place)")
 
         try:
-            load(self, "")
+            load(self, state_dict, "")
         finally:
             load = None  # (it refers to itself: kept, the state dict would wait for the gc)
         if strict:
@@ -309,8 +311,9 @@ class StateDictMixin:
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Calls ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
         unexpected_keys, error_msgs)`` before :meth:`load_state_dict` loads this module's
-        entries (under ``prefix``); the hook may edit ``state_dict`` (a copy of the caller's)
-        in place, e.g. to convert old entries, and must return ``None``.
+        entries (under ``prefix``); ``state_dict`` is a copy of the caller's holding only the
+        entries under ``prefix`` (as PyTorch's), which the hook may edit in place, e.g. to
+        convert old entries; it must return ``None``.
 
         Example:
             >>> def renamed(mod, sd, prefix, *_):
