@@ -10,6 +10,7 @@ op, the shapes/dtypes/devices involved and a hint.
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import sys
 from collections.abc import Callable, Iterable
@@ -294,3 +295,19 @@ def allocation_error(op: str, shape: tuple[int, ...], dtype: object,
            "smaller size or batch, or free tensors that are no longer needed")
     return AllocationError(f"{op}: cannot allocate shape {tuple(shape)} "
                            f"{getattr(dtype, 'name', dtype)} ({size:.1f} {units[0]}): {why}")
+
+
+_EMBER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that names the first line outside Ember's own
+    code (the user's call), however deep inside Ember the warning is made.
+
+    Example:
+        >>> warnings.warn("careful", stacklevel=user_stacklevel())  # doctest: +SKIP
+    """
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -12,8 +12,6 @@ checked) is :mod:`ember.autograd.roots`, and the running pass as hooks see it
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -50,7 +48,7 @@ from ember.autograd.hook_calls import (
 )
 from ember.autograd.roots import as_list, batched_seeds, root_grads
 from ember.autograd.saved_hooks import forget_unpacked
-from ember.errors import ArgumentError, GradError, ShapeError
+from ember.errors import ArgumentError, GradError, ShapeError, user_stacklevel
 from ember.ops.overrides import TENSOR_LIKE, handler_of
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
@@ -74,18 +72,6 @@ CYCLE_WARNING = ("Using backward() with create_graph=True will create a referenc
                  "have to use this function, make sure to reset the .grad fields of your "
                  "parameters to None after use to break the cycle and avoid the leak.")
 CYCLE_WARNED = [False]  # once a process, as PyTorch
-
-
-_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _user_level() -> int:
-    """The ``stacklevel`` of the first caller outside Ember (``Tensor.backward`` or
-    ``ember.autograd.backward``), so that a warning names the user's line."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
@@ -116,7 +102,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                             "retain_grad on Tensor that has requires_grad=False)")
     if create_graph and not CYCLE_WARNED[0]:
         CYCLE_WARNED[0] = True
-        warnings.warn(CYCLE_WARNING, UserWarning, stacklevel=_user_level())
+        warnings.warn(CYCLE_WARNING, UserWarning, stacklevel=user_stacklevel())
     owners: set[int] = set()
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph, owners)

@@ -28,7 +28,7 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD
 from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, user_stacklevel
 from ember.func.pytree import LEAF, tree_flatten, tree_unflatten
 from ember.jit.arguments import argument_names, flatten_arguments, hashable, parameter_names
 from ember.jit.autodiff import (
@@ -65,7 +65,7 @@ from ember.jit.outside_memory import outside_writes
 from ember.jit.ownership import owned, shared_outputs, wrap_outputs
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
-from ember.jit.reasons import differences, moves
+from ember.jit.reasons import counted_in_trace, differences, moves
 from ember.jit.rollback import Rollback
 from ember.jit.switches import CONTEXTS, JIT, Resets, instead_of_trace
 from ember.jit.tracer import BIG, TraceError, Tracer
@@ -524,6 +524,8 @@ class CompiledFunction:
                     "tensor" not in (_kind(old.get(k)), _kind(new.get(k)))}
         if not repeated or inputs_moved:
             return before, "; ".join(moves(old, new)) or None
+        if (counter := counted_in_trace(self.name, repeated, self.reach)) is not None:
+            warnings.warn(counter, stacklevel=user_stacklevel())
         self.side_effects |= repeated
         self._look(args, kwargs, leaves, again=True)
         return self.reach.index, None

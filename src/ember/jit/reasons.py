@@ -5,10 +5,13 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ember.dtypes import DType
 from ember.jit.discover import Reach
 from ember.jit.reached_values import is_plain
+from ember.optim.lr_scheduler import LRScheduler
+from ember.optim.optimizer import Optimizer
 
 
 def differences(old: tuple, new: tuple, found: Reach, names: list[str],
@@ -153,3 +156,26 @@ def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
         changes.append(".grad " + " -> ".join("None" if g is None else f"set ({g})"
                                               for g in (a[6], b[6])))
     return f"argument {names[i]}: " + ", ".join(changes)
+
+
+_FUNCTION = re.compile(r"^[\w.<>]+: ")  # (what a closure's or a global's label starts with)
+
+
+def counted_in_trace(name: str, labels: set[str], found: Reach) -> str | None:
+    """The warning for values that each trace of ``name`` changes again (a counter): the
+    graph does not repeat a Python change, so they move only when it traces. None when
+    each is an optimizer's or a scheduler's, which the graph's effects step at every call
+    (an lr a scheduler sets)."""
+    stepped = {label for holder, _, label, _, _ in found.bindings
+               if isinstance(getattr(holder, "obj", holder), LRScheduler | Optimizer)}
+    roots = tuple(f"{label}{c}" for label, _ in found.optimizers for c in ".[")
+    counters = sorted(bare for label in labels if label not in stepped and  # (a closure's
+                      not (bare := _FUNCTION.sub("", label)).startswith(roots))  # "fn: x")
+    if not counters:
+        return None
+    return (f"ember.jit: {name} changes {', '.join(counters)} each time it is traced, as a "
+            "counter does; the compiled graph does not repeat Python changes, so from now on "
+            f"it changes only when {name} traces again, not at each call (PyTorch's "
+            "torch.compile replays it). Hint: count outside the compiled function, or keep the "
+            "count in a tensor that the function updates in place (a buffer: "
+            "self.calls.add_(1))")
