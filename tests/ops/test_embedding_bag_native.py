@@ -70,3 +70,13 @@ def test_max_indices_read_nan_as_torch(bags):
                               ember.tensor(starts), False, 2)
     for g, t in zip(got, want):
         np.testing.assert_array_equal(g.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("kwargs", [{"scale_grad_by_freq": True}, {"sparse": True}])
+def test_max_mode_refuses_freq_scaling_and_sparse_as_torch(kwargs):
+    """torch raises ValueError for mode='max' with scale_grad_by_freq (Ember ignored the flag)
+    or sparse; so does Ember, from the module and from F.embedding_bag."""
+    with pytest.raises(ValueError, match="max mode does not support"):
+        torch.nn.EmbeddingBag(5, 2, mode="max", **kwargs)(torch.tensor([[1, 1, 2]]))
+    with pytest.raises(ValueError, match="max mode does not support"):
+        ember.nn.EmbeddingBag(5, 2, mode="max", **kwargs)(ember.tensor([[1, 1, 2]]))

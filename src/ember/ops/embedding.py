@@ -367,9 +367,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     op = "embedding_bag"
     if mode not in _BAG_MODES:
         raise ArgumentError(f"{op}: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
-    if sparse and mode == "max":
-        raise RuntimeError(f"{op}: max mode does not support sparse weights (as in PyTorch); "
-                           "use mode='sum' or 'mean', or sparse=False")
+    if mode == "max" and (sparse or scale_grad_by_freq):  # (PyTorch's ValueErrors)
+        what = "sparse weights" if sparse else "scaling the gradient by the frequency"
+        raise ArgumentError(f"{op}: max mode does not support {what} (as in PyTorch); use "
+                            "mode='sum' or 'mean', or sparse=False and scale_grad_by_freq=False")
     if per_sample_weights is not None:
         if mode != "sum":
             raise ArgumentError(f"{op}: per_sample_weights is only supported for mode='sum', "
