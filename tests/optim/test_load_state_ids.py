@@ -1,6 +1,6 @@
 """Loading an optimizer state dict whose parameter ids are not 0..n-1: PyTorch maps the saved
 ids to the optimizer's parameters by position, whatever the ids are (ints in another order,
-or names, as some checkpoints use)."""
+or names, as some checkpoints use, even names of digits ``int()`` refuses, such as '²')."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _load_and_step(lib, ids):
     return a.detach().numpy(), b.detach().numpy(), opt.state_dict()
 
 
-@pytest.mark.parametrize("ids", [("v", "w"), (5, 0), ("layer.weight", 7)])
+@pytest.mark.parametrize("ids", [("v", "w"), (5, 0), ("layer.weight", 7), ("²", "①")])
 def test_saved_ids_map_by_position_as_in_torch(ids):
     ea, eb, esd = _load_and_step(ember, ids)
     ta, tb, tsd = _load_and_step(torch, ids)

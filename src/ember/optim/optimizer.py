@@ -539,7 +539,7 @@ def _add_hook(hooks: list, hook: Callable, prepend: bool) -> RemovableHandle:
 def _saved_id(key: Any) -> Any:
     """A parameter's id in a saved state dict: an int, or its string (as JSON gives it), is
     one id; any other hashable id (a name, as some checkpoints use) is kept as it is."""
-    return int(key) if isinstance(key, int | str) and str(key).isdigit() else key
+    return int(key) if isinstance(key, int | str) and str(key).isdecimal() else key
 
 
 def _check_state_shapes(p: Tensor, index: Any, state: dict[str, Any]) -> None:
