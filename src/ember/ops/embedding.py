@@ -326,14 +326,16 @@ def _bag_max(rows: Tensor, bag: Tensor, bags: int) -> Tensor:
     values = rows.detach()
     top = scatter_reduce(rows.new_zeros((bags + 1, dim)), 0, spread,
                          where(values != values, -math.inf, values), "amax", include_self=False)
-    position = arange(m, device=rows.device).reshape((m, 1)).expand((m, dim))
+    row = arange(m, device=rows.device)
+    position = row.reshape((m, 1)).expand((m, dim))
     tied = where(values == top.gather(0, spread), position, m)
-    empty = position.new_full((bags + 1, dim), m)
-    first = scatter_reduce(empty, 0, spread, tied, "amin")[:bags]  # m (zeros): an empty bag
-    start = scatter_reduce(empty, 0, spread, position, "amin")[:bags]  # each bag's first row
+    first = scatter_reduce(position.new_full((bags + 1, dim), m), 0, spread, tied,
+                           "amin")[:bags]  # m (zeros): an empty bag
+    # each bag's first row (m for an empty one), found once for all columns
+    start = scatter_reduce(row.new_full((bags + 1,), m), 0, bag, row, "amin")[:bags]
     padded = cat([rows, rows.new_zeros((1, dim))])
-    lead = padded.detach().gather(0, start)
-    return padded.gather(0, where(lead != lead, start, first))
+    lead = padded.detach()[start]
+    return padded.gather(0, where(lead != lead, start.reshape((bags, 1)), first))
 
 
 def _rows_max(rows: Tensor) -> Tensor:
