@@ -80,3 +80,16 @@ def test_max_mode_refuses_freq_scaling_and_sparse_as_torch(kwargs):
         torch.nn.EmbeddingBag(5, 2, mode="max", **kwargs)(torch.tensor([[1, 1, 2]]))
     with pytest.raises(ValueError, match="max mode does not support"):
         ember.nn.EmbeddingBag(5, 2, mode="max", **kwargs)(ember.tensor([[1, 1, 2]]))
+
+
+def test_max_mode_ignores_scale_grad_by_freq_as_torch_embedding_bag():
+    """torch.embedding_bag (the ATen form) computes max with scale_grad_by_freq and leaves the
+    gradient unscaled; Ember raised (and before that scaled max's gradient by the frequency)."""
+    w = np.array([[1.0, 5.0], [3.0, 2.0], [0.0, 4.0]])
+    grads = []
+    for lib in (ember, torch):
+        lw = lib.tensor(w, requires_grad=True)
+        out = lib.embedding_bag(lw, lib.tensor([0, 1, 1, 2]), lib.tensor([0, 3]), True, 2)
+        out[0].sum().backward()
+        grads.append(lw.grad.numpy())
+    np.testing.assert_array_equal(*grads)

@@ -52,9 +52,11 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
         raise TypeError(f"embedding_bag: takes 1-D indices and a tensor of offsets, got indices "
                         f"of shape {tuple(indices.shape)} and offsets {type(offsets).__name__}. "
                         "Hint: F.embedding_bag takes 2-D inputs without offsets")
-    output = functional_embedding_bag(indices, weight, offsets, None, 2.0, scale_grad_by_freq,
-                                      _BAG_MODES[mode], sparse, per_sample_weights,
-                                      include_last_offset, padding_idx)
+    # (PyTorch's kernel ignores scale_grad_by_freq for max; only F.embedding_bag refuses it)
+    output = functional_embedding_bag(indices, weight, offsets, None, 2.0,
+                                      scale_grad_by_freq and mode != 2, _BAG_MODES[mode],
+                                      sparse, per_sample_weights, include_last_offset,
+                                      padding_idx)
     index = indices.numpy().astype(np.int64)
     starts = offsets.numpy().astype(np.int64)
     if include_last_offset:
