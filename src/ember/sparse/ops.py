@@ -211,8 +211,8 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa
     if dim is None:
         values = coalesce(input)._vals if input.layout is sparse_coo else input._vals
         return (values if dtype is None else values.to(dtype)).sum()
-    values = input._vals if dtype is None else input._vals.to(dtype)
-    s = to_coo(input)
+    s = to_coo(input)  # (a block layout's values, one per element, in the index's order)
+    values = s._vals if dtype is None else s._vals.to(dtype)
     dims = normalize_dims(dim, s.ndim, "sparse.sum")
     k = s.sparse_dim()
     dense_dims = [d - k + 1 for d in dims if d >= k]
