@@ -214,3 +214,21 @@ def test_state_keeps_the_two_loop_coefficients_al_as_torch(kwargs):
     assert [a is None for a in states[0]["al"]] == [a is None for a in states[1]["al"]]
     np.testing.assert_allclose([float(a) for a in states[1]["al"] if a is not None],
                                [float(a) for a in states[0]["al"] if a is not None], rtol=1e-9)
+
+
+def test_history_size_raised_after_steps_steps_as_torch_with_al_padded():
+    """A history_size raised between steps (or a saved ``al`` shorter than it): PyTorch 2.13
+    raises IndexError unless ``al`` is padded by hand; Ember pads it and steps the same."""
+    values = []
+    for lib in (torch, ember):
+        w = lib.tensor(np.linspace(-1.0, 2.0, 6), requires_grad=True)
+        opt = lib.optim.LBFGS([w], max_iter=4, history_size=2)
+        for _ in range(2):
+            opt.step(closure(lib, opt, [w]))
+        opt.param_groups[0]["history_size"] = 5
+        if lib is torch:
+            opt.state[w]["al"].extend([None] * 3)
+        for _ in range(3):
+            opt.step(closure(lib, opt, [w]))
+        values.append(w.detach().numpy().copy())
+    np.testing.assert_allclose(values[1], values[0], rtol=1e-9)

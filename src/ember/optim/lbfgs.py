@@ -171,7 +171,8 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / _dot(xp, y, y)
-                al = list(al) if al is not None else [None] * history_size
+                al = list(al or ())  # (padded to a raised history_size: PyTorch's IndexError)
+                al += [None] * (history_size - len(al))
                 d = _two_loop(xp, -flat_grad, old_dirs, old_stps, ro, h_diag, al)
             prev_flat_grad, prev_loss = flat_grad, loss
             if state["n_iter"] == 1:
