@@ -84,6 +84,17 @@ def test_embedding_bag_max_sends_a_tied_maximum_whole_to_the_first_row():
     assert no_bags.shape == (0, 2)
 
 
+@pytest.mark.parametrize("indices", [[[0, 1]], [[2, 0, 1], [1, 2, 2]]])
+def test_embedding_bag_max_2d_sends_a_tied_maximum_whole_to_the_first_row(indices):
+    # a 2-D input takes its own path (one bag per row): distinct rows holding equal values
+    weight = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, -1.0]])
+    mine, ref = _grads(lambda w: F.embedding_bag(ember.tensor(indices), w, mode="max"),
+                       lambda w: TF.embedding_bag(torch.tensor(indices), w, mode="max"), weight,
+                       out_grad=np.arange(1.0, 2 * len(indices) + 1).reshape(-1, 2))
+    for got, want in zip(mine, ref, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 @pytest.mark.parametrize("offsets", [[0, 2, 2, 5], [0, 2, 2, 8], [0, 3, 6, 1]])
 def test_embedding_bag_last_bag_runs_to_the_end_of_the_input_as_in_torch(offsets, mode):
