@@ -72,14 +72,19 @@ def test_max_indices_read_nan_as_torch(bags):
         np.testing.assert_array_equal(g.numpy(), t.numpy())
 
 
-@pytest.mark.parametrize("kwargs", [{"scale_grad_by_freq": True}, {"sparse": True}])
+@pytest.mark.parametrize("kwargs", [{"scale_grad_by_freq": True}, {"sparse": True},
+                                    {"scale_grad_by_freq": True, "sparse": True}])
 def test_max_mode_refuses_freq_scaling_and_sparse_as_torch(kwargs):
-    """torch raises ValueError for mode='max' with scale_grad_by_freq (Ember ignored the flag)
-    or sparse; so does Ember, from the module and from F.embedding_bag."""
-    with pytest.raises(ValueError, match="max mode does not support"):
-        torch.nn.EmbeddingBag(5, 2, mode="max", **kwargs)(torch.tensor([[1, 1, 2]]))
-    with pytest.raises(ValueError, match="max mode does not support"):
-        ember.nn.EmbeddingBag(5, 2, mode="max", **kwargs)(ember.tensor([[1, 1, 2]]))
+    """torch raises ValueError for mode='max' with scale_grad_by_freq (Ember scaled max's
+    gradient by the frequency) or sparse, naming the frequency first when both are set; so
+    does Ember, from the module and from F.embedding_bag."""
+    what = "frequency" if "scale_grad_by_freq" in kwargs else "sparse"
+    for lib in (torch, ember):
+        bags = lib.tensor([[1, 1, 2]])
+        with pytest.raises(ValueError, match=f"max mode does not support .*{what}"):
+            lib.nn.EmbeddingBag(5, 2, mode="max", **kwargs)(bags)
+        with pytest.raises(ValueError, match=f"max mode does not support .*{what}"):
+            lib.nn.functional.embedding_bag(bags, lib.ones(5, 2), mode="max", **kwargs)
 
 
 def test_max_mode_ignores_scale_grad_by_freq_as_torch_embedding_bag():

@@ -370,7 +370,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     if mode not in _BAG_MODES:
         raise ArgumentError(f"{op}: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
     if mode == "max" and (sparse or scale_grad_by_freq):  # (PyTorch's ValueErrors)
-        what = "sparse weights" if sparse else "scaling the gradient by the frequency"
+        what = "scaling the gradient by the frequency" if scale_grad_by_freq else \
+            "sparse weights"  # (PyTorch checks the frequency flag first)
         raise ArgumentError(f"{op}: max mode does not support {what} (as in PyTorch); use "
                             "mode='sum' or 'mean', or sparse=False and scale_grad_by_freq=False")
     if per_sample_weights is not None:
