@@ -129,3 +129,29 @@ def test_bregman_results_carry_no_graph_without_a_parameter_that_needs_one():
 def test_cross_family_kl_refused():
     with pytest.raises(NotImplementedError, match="different exponential families"):
         ED.kl_divergence(ED.Poisson(ember.tensor(1.0)), ED.Exponential(ember.tensor(1.0)))
+
+
+def test_func_grad_of_a_bregman_result_carries_no_graph():
+    """The constant θ's tracked copy was a new leaf that an outer func.grad took as an input
+    of its own: its gradient kept a graph (``.numpy()`` raised)."""
+    f64, ones = ember.float64, ember.ones(2, dtype=ember.float64)
+    loc = ember.tensor([0.3, -1.0], dtype=f64)
+    rate = ember.tensor([0.5, 2.0], dtype=f64)
+    cases = [  # (function, input, gradient wanted)
+        (lambda m: ED.ExponentialFamily.entropy(ED.Normal(m, ones)).sum() + m.sum(), loc, ones),
+        (lambda m: ED.Normal(m, ones)._bregman_kl(ED.Normal(0 * ones, ones)).sum(), loc, loc),
+        (lambda r: ED.Poisson(rate)._bregman_kl(ED.Poisson(r)).sum(), 2 * rate, 0.5 * ones)]
+    for fn, x, want in cases:
+        g = ember.func.grad(fn)(x)
+        assert not g.requires_grad and g.grad_fn is None
+        np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-12)
+    q = _wishart(ember.tensor(4.0, dtype=f64), 2 * ember.eye(2, dtype=f64))
+    dfs = ember.tensor([3.0, 5.5], dtype=f64)
+    g = ember.func.vmap(ember.func.grad(
+        lambda d: ED.kl_divergence(_wishart(d, ember.eye(2, dtype=f64)), q)))(dfs)
+    assert not g.requires_grad
+    eps = 1e-6
+    fd = [(ED.kl_divergence(_wishart(ember.tensor(d + eps, dtype=f64), ember.eye(2, dtype=f64)), q)
+           - ED.kl_divergence(_wishart(ember.tensor(d - eps, dtype=f64), ember.eye(2, dtype=f64)),
+                              q)).item() / (2 * eps) for d in (3.0, 5.5)]
+    np.testing.assert_allclose(g.numpy(), fd, rtol=1e-6)

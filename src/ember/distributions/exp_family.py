@@ -51,11 +51,22 @@ class ExponentialFamily(Distribution):
                                   "entropy needs, is not defined")
 
     def _log_normalizer_and_grads(self) -> tuple[list[Tensor], Tensor, tuple[Tensor, ...]]:
-        """``θ``, ``F(θ)`` and ``∇F(θ)``, all differentiable in the parameters (a ``θ`` outside
-        any graph is tracked on a detached copy; under ``no_grad`` too)."""
+        """``θ``, ``F(θ)`` and ``∇F(θ)``: differentiable in the parameters when one of them
+        requires grad (and grad mode is on), else constants (``∇F`` then comes from tracked
+        copies, under ``no_grad`` too, and is returned without a graph)."""
+        natural = self._natural_params
+        tracked = [p for p in natural if p.requires_grad] if is_grad_enabled() else []
         with enable_grad():
-            params = [p if p.requires_grad else p.detach().requires_grad_()
-                      for p in self._natural_params]
+            if not tracked:
+                params = [p.detach().requires_grad_() for p in natural]
+                log_norm = self._log_normalizer(*params)
+                grads = grad(log_norm.sum(), params)
+                return [p.detach() for p in params], log_norm.detach(), grads
+            # a constant θ joins the parameters' graph through an exact zero (the sum of an
+            # empty slice, 0 even beside an infinite parameter) rather than as a new leaf,
+            # which an outer func.grad would read as an input of its own and keep a graph for
+            zero = sum(p.reshape(-1)[:0].sum() for p in tracked)
+            params = [p if p.requires_grad else p.detach() + zero.to(p.dtype) for p in natural]
             log_norm = self._log_normalizer(*params)
             return params, log_norm, grad(log_norm.sum(), params, create_graph=True)
 
@@ -72,7 +83,7 @@ class ExponentialFamily(Distribution):
         result = result + log_norm
         for p, g in zip(params, grads):
             result = result - (p * g).reshape(tuple(self.batch_shape) + (-1,)).sum(-1)
-        return _tracked_only_if(result, self._natural_params)
+        return result
 
     def _bregman_kl(self, q: ExponentialFamily) -> Tensor:
         """``KL(self || q) = F(θ_q) - F(θ_p) - ⟨θ_q - θ_p, ∇F(θ_p)⟩`` for ``q`` of the same
@@ -82,12 +93,4 @@ class ExponentialFamily(Distribution):
         result = q._log_normalizer(*q_params) - log_norm
         for p, qp, g in zip(params, q_params, grads):
             result = result - sum_rightmost((qp - p) * g, len(q.event_shape))
-        return _tracked_only_if(result, (*self._natural_params, *q_params))
-
-
-def _tracked_only_if(result: Tensor, params: tuple[Tensor, ...]) -> Tensor:
-    """``result``, detached under ``no_grad`` or when no parameter in ``params`` requires grad
-    (the tracked copies made for ``∇F`` would otherwise leave a graph no parameter reaches)."""
-    if is_grad_enabled() and any(p.requires_grad for p in params):
         return result
-    return result.detach()
