@@ -177,3 +177,15 @@ def test_feature_alpha_dropout_needs_channels_only_when_it_draws():
     assert F.feature_alpha_dropout(x, 0.5, training=False) is x
     with pytest.raises(ember.ShapeError, match="feature_alpha_dropout"):
         F.feature_alpha_dropout(x, 0.5, training=True)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("offsets", [None, [0, 2]])
+def test_embedding_bag_refuses_an_integer_weight_in_every_mode_as_torch(mode, offsets):
+    indices = [[0, 1], [2, 0]] if offsets is None else [0, 1, 2, 0]
+    args = [torch.tensor(indices), torch.tensor([[1, 5], [3, 2], [0, 4]])]
+    with pytest.raises(RuntimeError, match="scalar types"):
+        TF.embedding_bag(*args, None if offsets is None else torch.tensor(offsets), mode=mode)
+    with pytest.raises(DTypeError, match=r"embedding_bag: weight .* int64.*weight\.float\(\)"):
+        F.embedding_bag(ember.tensor(indices), ember.tensor([[1, 5], [3, 2], [0, 4]]),
+                        None if offsets is None else ember.tensor(offsets), mode=mode)

@@ -367,6 +367,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                 [2., 3.]])
     """
     op = "embedding_bag"
+    if not weight.dtype.is_floating_point:  # (as PyTorch, in every mode)
+        raise DTypeError(f"{op}: weight must be a floating-point tensor (float16, bfloat16, "
+                         f"float32 or float64), got {weight.dtype.name}. Hint: weight.float()")
     if mode not in _BAG_MODES:
         raise ArgumentError(f"{op}: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
     if mode == "max" and (sparse or scale_grad_by_freq):  # (PyTorch's ValueErrors)
