@@ -21,3 +21,17 @@ def test_block_sum_over_dims_equals_the_dense_sum(convert, dim):
     for got in (b.sum(dim), ember.sum(b, dim)):
         got = got if isinstance(got, ember.Tensor) else got.to_dense()
         np.testing.assert_allclose(got.numpy(), want)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+def test_new_zeros_of_a_huge_size_makes_no_dense_tensor(layout):
+    s = ember.eye(2).to_sparse(layout=getattr(ember, f"sparse_{layout}"))
+    made = s.new_zeros(10**6, 10**6)  # (4 TB dense: built without it, as torch)
+    assert (made.layout, tuple(made.shape), made._nnz()) == (s.layout, (10**6, 10**6), 0)
+
+
+def test_new_zeros_errors_name_new_zeros():
+    with pytest.raises(ember.errors.ShapeError, match="new_zeros"):
+        ember.eye(2).to_sparse_csr().new_zeros(5)
+    with pytest.raises(ember.errors.ShapeError, match="new_zeros"):
+        ember.eye(4).to_sparse_bsr((2, 2)).new_zeros(3, 4)

@@ -250,9 +250,10 @@ def _new_zeros(self: SparseTensor, *size: Any, dtype: Any = None, device: Any = 
         >>> ember.eye(2).to_sparse().new_zeros(2, 3)._nnz()
         0
     """
-    dense = zeros(read_sizes(size), dtype=dtype or self.dtype, device=device or self.device)
-    blocks = tuple(self._vals.shape[1:3]) if self.layout in (sparse_bsr, sparse_bsc) else None
-    return to_sparse(dense, layout=self.layout, blocksize=blocks).requires_grad_(requires_grad)
+    blocks = tuple(self._vals.shape[1:3]) if self.layout in (sparse_bsr, sparse_bsc) else ()
+    made = _convert.empty_sparse("new_zeros", self.layout, tuple(read_sizes(size)),
+                                 dtype or self.dtype, device or self.device, blocks)
+    return made.requires_grad_(requires_grad)
 
 
 def _is_same_size(self: SparseTensor, other: Any) -> bool:

@@ -24,8 +24,8 @@ from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["coalesce", "coalesced_order", "coo_index", "dense_to_coo", "element_keys",
-           "empty_index", "entry_values", "linear_index", "long_index", "sorted_distinct",
-           "to_compressed", "to_coo", "to_dense"]
+           "empty_index", "empty_sparse", "entry_values", "linear_index", "long_index",
+           "sorted_distinct", "to_compressed", "to_coo", "to_dense"]
 
 
 def long_index(a: np.ndarray) -> Tensor:
@@ -176,7 +176,7 @@ def to_compressed(s: SparseTensor, target: layout,
     block holding an entry of ``s`` is specified)."""
     op = f"to_{target.name}"
     if target in BLOCKED:
-        blocksize = _blocksize(op, s, blocksize)
+        blocksize = _blocksize(op, tuple(s.shape), blocksize)
     if s.layout is target and (blocksize is None or tuple(s._vals.shape[1:3]) == blocksize):
         return s
     if s.layout is target:
@@ -209,14 +209,13 @@ def to_compressed(s: SparseTensor, target: layout,
     return SparseTensor(target, s._size, (long_index(compressed), long_index(plain)), values, True)
 
 
-def _blocksize(op: str, s: Any, blocksize: Any) -> tuple[int, int]:
-    """``blocksize`` as an (R, C) pair that tiles ``s``'s (2-D) shape."""
+def _blocksize(op: str, shape: tuple, blocksize: Any) -> tuple[int, int]:
+    """``blocksize`` as an (R, C) pair that tiles a 2-D ``shape``."""
     if blocksize is None:
         raise ArgumentError(f"{op}: conversion to a block layout without a blocksize is not "
                             "supported (as in PyTorch). Hint: pass blocksize=(R, C)")
     blocksize = (int(blocksize),) * 2 if isinstance(blocksize, (int, np.integer)) else \
         as_ints(blocksize, op, "blocksize")
-    shape = tuple(s.shape)
     if len(blocksize) != 2 or min(blocksize) < 1:
         raise ArgumentError(f"{op}: blocksize must be two positive ints (R, C), got {blocksize}")
     if len(shape) == 2 and (shape[0] % blocksize[0] or shape[1] % blocksize[1]):
@@ -226,14 +225,30 @@ def _blocksize(op: str, s: Any, blocksize: Any) -> tuple[int, int]:
     return blocksize
 
 
-def empty_index(s: SparseTensor) -> tuple[Tensor, ...]:
-    """Index tensors of ``s``'s layout and shape with no entries."""
-    if s.layout is sparse_coo:
-        return (zeros(s.sparse_dim(), 0, dtype=int64),)
-    outer = s._size[0] if s.layout in BY_ROWS else s._size[1]
-    if s.layout in BLOCKED:
-        outer //= s._vals.shape[1 if s.layout in BY_ROWS else 2]
-    return zeros(outer + 1, dtype=int64), zeros(0, dtype=int64)
+def empty_index(target: layout, size: tuple, inner: tuple = (),
+                device: Any = None) -> tuple[Tensor, ...]:
+    """Index tensors of a ``target`` tensor of ``size`` with no entries; ``inner``: the shape
+    of one value (a COO tensor's dense dimensions, a block layout's (R, C))."""
+    if target is sparse_coo:
+        return (zeros(len(size) - len(inner), 0, dtype=int64, device=device),)
+    outer = size[0] if target in BY_ROWS else size[1]
+    if target in BLOCKED:
+        outer //= inner[0 if target in BY_ROWS else 1]
+    return zeros(outer + 1, dtype=int64, device=device), zeros(0, dtype=int64, device=device)
+
+
+def empty_sparse(op: str, target: layout, size: tuple, dtype: Any, device: Any,
+                 inner: tuple = ()) -> SparseTensor:
+    """A ``target`` tensor of ``size`` with no specified elements, made without a dense
+    tensor of ``size`` (``inner`` as :func:`empty_index`'s)."""
+    if target is not sparse_coo and len(size) != 2:
+        raise ShapeError(f"{op}: a {target!r} tensor is 2-D (Ember has no batched compressed "
+                         f"tensors), got size {tuple(size)}. Hint: use a COO tensor")
+    if target in BLOCKED:
+        _blocksize(op, tuple(size), inner)
+    index = empty_index(target, size, inner, device)
+    return SparseTensor(target, tuple(size), index,
+                        zeros(0, *inner, dtype=dtype, device=device), True)
 
 
 def convert(x: Any, target: layout, sparse_dim: int | None = None,
@@ -245,7 +260,7 @@ def convert(x: Any, target: layout, sparse_dim: int | None = None,
         if target is sparse_coo:
             return dense_to_coo(x, sparse_dim)
         if target in BLOCKED:  # (before the nonzeros are found)
-            _blocksize(f"to_{target.name}", x, blocksize)
+            _blocksize(f"to_{target.name}", tuple(x.shape), blocksize)
         x = dense_to_coo(x)
     elif sparse_dim is not None and sparse_dim != x.sparse_dim():
         raise ArgumentError(f"to_sparse: sparse_dim {sparse_dim} differs from the tensor's "

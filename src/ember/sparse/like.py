@@ -11,8 +11,8 @@ from typing import Any
 
 from ember.errors import ArgumentError
 from ember.layouts import check_format, order_of, preserve_format, sparse_coo, strided
-from ember.ops.creation import full, zeros
-from ember.sparse.convert import convert, empty_index
+from ember.ops.creation import full
+from ember.sparse.convert import convert, empty_sparse
 from ember.sparse.tensor import SparseTensor, not_supported
 
 __all__ = ["LIKE"]
@@ -44,14 +44,13 @@ def _like(op: str, s: SparseTensor, fill: Any, dtype: Any, device: Any,
                             f"ember.strided, got layout={layout!r}. Hint: convert the result "
                             "(to_sparse_csr(), ...)")
     if fill is None and (op == "zeros_like" or s.layout is sparse_coo):  # (no entries)
-        index = tuple(i.to(device) for i in empty_index(s))
-        values = zeros(0, *s._vals.shape[1:], dtype=dtype, device=device)
-    elif s.layout is sparse_coo:
+        made = empty_sparse(op, s.layout, s._size, dtype, device, tuple(s._vals.shape[1:]))
+        return made.requires_grad_(requires_grad)
+    if s.layout is sparse_coo:
         raise not_supported(op, s)  # (as PyTorch's: "Could not run 'aten::fill_.Scalar'")
-    else:  # (a compressed tensor's pattern, each value ``fill``; empty_like's are zeros)
-        index = tuple(i.to(device) for i in s._index)
-        values = full(tuple(s._vals.shape), 0 if fill is None else fill,
-                      dtype=dtype, device=device)
+    # (a compressed tensor's pattern, each value ``fill``; empty_like's are zeros)
+    index = tuple(i.to(device) for i in s._index)
+    values = full(tuple(s._vals.shape), 0 if fill is None else fill, dtype=dtype, device=device)
     values.requires_grad_(requires_grad)
     return SparseTensor(s.layout, s._size, index, values, values.shape[0] == 0 or s._coalesced)
 

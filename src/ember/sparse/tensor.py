@@ -259,7 +259,8 @@ class SparseTensor:
         """No specified elements left (PyTorch's ``zero_`` of a sparse tensor), in place."""
         from ember.sparse.convert import empty_index
 
-        self._index = empty_index(self)
+        self._index = empty_index(self.layout, self._size, tuple(self._vals.shape[1:]),
+                                  self._vals.device)
         self._vals = self._vals[:0].detach()
         self._coalesced = True
         return self
