@@ -155,3 +155,20 @@ def test_func_grad_of_a_bregman_result_carries_no_graph():
            - ED.kl_divergence(_wishart(ember.tensor(d - eps, dtype=f64), ember.eye(2, dtype=f64)),
                               q)).item() / (2 * eps) for d in (3.0, 5.5)]
     np.testing.assert_allclose(g.numpy(), fd, rtol=1e-6)
+
+
+def test_bregman_results_under_inference_mode():
+    """As under no_grad (torch's raise in both); before, the inference tensors could not be
+    tracked and autograd.grad raised about no_grad."""
+    f64 = ember.float64
+    scale = ember.tensor([0.5, 2.0], dtype=f64)
+    want_kl = ED.kl_divergence(_wishart(ember.tensor(3.0, dtype=f64), ember.eye(2, dtype=f64)),
+                               _wishart(ember.tensor(4.0, dtype=f64), 2 * ember.eye(2, dtype=f64)))
+    with ember.inference_mode():
+        kl = ED.kl_divergence(_wishart(ember.tensor(3.0, dtype=f64), ember.eye(2, dtype=f64)),
+                              _wishart(ember.tensor(4.0, dtype=f64), 2 * ember.eye(2, dtype=f64)))
+        entropy = ED.ExponentialFamily.entropy(ED.Normal(0.0, scale))
+    assert not kl.requires_grad and not entropy.requires_grad
+    np.testing.assert_allclose(kl.numpy(), want_kl.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(entropy.numpy(), ED.Normal(0.0, scale).entropy().numpy(),
+                               rtol=1e-12)

@@ -22,7 +22,7 @@ Example:
 
 from __future__ import annotations
 
-from ember.autograd import enable_grad, grad, is_grad_enabled
+from ember.autograd import enable_grad, grad, inference_mode, is_grad_enabled
 from ember.distributions.distribution import Distribution
 from ember.distributions.utils import sum_rightmost
 from ember.tensor import Tensor
@@ -53,12 +53,12 @@ class ExponentialFamily(Distribution):
     def _log_normalizer_and_grads(self) -> tuple[list[Tensor], Tensor, tuple[Tensor, ...]]:
         """``θ``, ``F(θ)`` and ``∇F(θ)``: differentiable in the parameters when one of them
         requires grad (and grad mode is on), else constants (``∇F`` then comes from tracked
-        copies, under ``no_grad`` too, and is returned without a graph)."""
+        copies, under ``no_grad`` and ``inference_mode`` too, and is returned without a graph)."""
         natural = self._natural_params
         tracked = [p for p in natural if p.requires_grad] if is_grad_enabled() else []
-        with enable_grad():
+        with inference_mode(False), enable_grad():  # inference tensors are cloned to track
             if not tracked:
-                params = [p.detach().requires_grad_() for p in natural]
+                params = [p.detach().clone().requires_grad_() for p in natural]
                 log_norm = self._log_normalizer(*params)
                 grads = grad(log_norm.sum(), params)
                 return [p.detach() for p in params], log_norm.detach(), grads
