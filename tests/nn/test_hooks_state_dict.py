@@ -107,3 +107,30 @@ def test_load_state_dict_pre_hook_of_a_child_sees_its_own_keys_as_torch():
         keys = m.load_state_dict(sd, strict=False)
         return seen, sorted(keys.missing_keys), sorted(keys.unexpected_keys)
     assert _both(scenario) == ([["0.bias", "0.w"]], ["1.weight"], ["1.w"])
+
+
+def test_load_state_dict_assign_sets_attributes_as_torch():
+    """assign=True sets each entry as an attribute (torch's setattr), so the global parameter
+    and buffer registration hooks fire and a Parameter given for a buffer key becomes a
+    parameter; Ember wrote the stores directly (no hooks, a Parameter among the buffers)."""
+    def scenario(lib):
+        registry = torch.nn.modules.module if lib is torch else lib.nn
+        m = lib.nn.BatchNorm1d(2)
+        seen = []
+        hooks = [registry.register_module_parameter_registration_hook(
+                     lambda mod, name, value: seen.append(("parameter", name))),
+                 registry.register_module_buffer_registration_hook(
+                     lambda mod, name, value: seen.append(("buffer", name)))]
+        sd = {k: v.clone() for k, v in m.state_dict().items()}
+        sd["running_var"] = lib.nn.Parameter(sd["running_var"])
+        try:
+            m.load_state_dict(sd, assign=True)
+        finally:
+            for hook in hooks:
+                hook.remove()
+        return (seen, [n for n, _ in m.named_parameters()], [n for n, _ in m.named_buffers()],
+                m.running_var is sd["running_var"])
+    assert _both(scenario) == (
+        [("parameter", "weight"), ("parameter", "bias"), ("buffer", "running_mean"),
+         ("parameter", "running_var"), ("buffer", "num_batches_tracked")],
+        ["weight", "bias", "running_var"], ["running_mean", "num_batches_tracked"], True)

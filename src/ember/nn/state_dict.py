@@ -162,7 +162,8 @@ class StateDictMixin:
                         value.requires_grad_(current.requires_grad)
                     elif store == "_parameters":
                         value = Parameter(value.detach(), current.requires_grad)
-                    getattr(self, store)[name] = value
+                    setattr(self, name, value)  # (as PyTorch: registration hooks fire, a
+                    # Parameter for a buffer key becomes a parameter)
                 elif current.is_meta and not value.is_meta:
                     warnings.warn(f"for {key}: copying from a non-meta parameter in the "
                                   "checkpoint to a meta parameter in the current model, which "
