@@ -35,3 +35,24 @@ def test_new_zeros_errors_name_new_zeros():
         ember.eye(2).to_sparse_csr().new_zeros(5)
     with pytest.raises(ember.errors.ShapeError, match="new_zeros"):
         ember.eye(4).to_sparse_bsr((2, 2)).new_zeros(3, 4)
+
+
+@pytest.mark.parametrize("layout", ["strided", "sparse_coo", "sparse_csr", "sparse_csc"])
+def test_new_zeros_layout_keyword_as_torch(layout):
+    made = ember.eye(2).to_sparse().new_zeros(2, 3, layout=getattr(ember, layout))
+    want = torch.eye(2).to_sparse().new_zeros(2, 3, layout=getattr(torch, layout))
+    assert str(made.layout).split(".")[1] == str(want.layout).split(".")[1]
+    assert tuple(made.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(
+        (made if layout == "strided" else made.to_dense()).numpy(), np.zeros((2, 3)))
+
+
+def test_new_zeros_refuses_unknown_keywords_as_torch():
+    s = ember.eye(2).to_sparse()
+    with pytest.raises(TypeError, match="foo"):
+        s.new_zeros(2, 3, foo=1)
+    with pytest.raises(TypeError, match="layout"):
+        s.new_zeros(2, 3, layout="csr")
+    with pytest.raises(ember.errors.ArgumentError, match="blocksize"):
+        s.new_zeros(2, 2, layout=ember.sparse_bsr)
+    assert s.new_zeros(2, pin_memory=False)._nnz() == 0

@@ -242,17 +242,30 @@ SparseTensor.mv, SparseTensor.bmm = _mv, bmm
 
 
 def _new_zeros(self: SparseTensor, *size: Any, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False, **_: Any) -> SparseTensor:
+               requires_grad: bool = False, layout: Any = None,
+               pin_memory: bool = False) -> Any:
     """``S.new_zeros(size)``: a sparse tensor of ``size`` with no specified elements, in
-    ``S``'s layout (a block layout keeps ``S``'s blocksize), dtype and device, as PyTorch's.
+    ``S``'s layout (a block layout keeps ``S``'s blocksize) or ``layout`` (``ember.strided``:
+    dense zeros), ``S``'s dtype and device unless given, as PyTorch's.
 
     Example:
         >>> ember.eye(2).to_sparse().new_zeros(2, 3)._nnz()
         0
     """
-    blocks = tuple(self._vals.shape[1:3]) if self.layout in (sparse_bsr, sparse_bsc) else ()
-    made = _convert.empty_sparse("new_zeros", self.layout, tuple(read_sizes(size)),
-                                 dtype or self.dtype, device or self.device, blocks)
+    size, dtype = tuple(read_sizes(size)), dtype or self.dtype
+    device, made = device or self.device, self.layout if layout is None else layout
+    if not isinstance(made, type(strided)):
+        raise ArgumentTypeError(f"new_zeros: layout must be an ember layout (ember.strided, "
+                                f"ember.sparse_coo, ...), got {type_name(made)}")
+    if made is strided:
+        return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
+    blocked = (sparse_bsr, sparse_bsc)
+    if made in blocked and self.layout not in blocked:
+        raise ArgumentError(f"new_zeros: a {made!r} result needs a blocksize, which a "
+                            f"{self.layout!r} tensor has not. Hint: convert the result with "
+                            "to_sparse(layout=..., blocksize=...)")
+    blocks = tuple(self._vals.shape[1:3]) if made in blocked else ()
+    made = _convert.empty_sparse("new_zeros", made, size, dtype, device, blocks)
     return made.requires_grad_(requires_grad)
 
 
