@@ -66,3 +66,47 @@ def test_swap_in_refuses_what_torch_refuses():
             with lib.optim.swap_in_optimizer_params_and_state(
                     opt, {"w": w}, {"state": {7: {}}, "param_groups": sd["param_groups"]}):
                 pass
+
+
+def _sgd_and_swap_in():
+    w = ember.tensor([1.0, 2.0], requires_grad=True)
+    opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+    w.grad = ember.ones(2)
+    opt.step()
+    saved = {"state": {0: {"momentum_buffer": ember.ones(2)}},
+             "param_groups": opt.state_dict()["param_groups"]}
+    return w, opt, saved, ember.zeros(2, requires_grad=True)
+
+
+def _step(opt, o, g):
+    o.grad = g
+    opt.step()
+    return o.detach() * 1
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_compiled_step_inside_the_block_steps_as_eager(compiled):
+    w, opt, saved, o = _sgd_and_swap_in()
+    step = ember.jit.compile(_step) if compiled else _step
+    with ember.optim.swap_in_optimizer_params_and_state(opt, {"o": o}, saved):
+        for i in range(4):
+            step(opt, o, ember.full((2,), float(i)))
+    np.testing.assert_allclose(w.detach().numpy(), [0.9, 1.9])
+    np.testing.assert_allclose(o.detach().numpy(), [-1.26051, -1.26051], rtol=1e-6)
+    np.testing.assert_allclose(saved["state"][0]["momentum_buffer"].numpy(), [6.2661, 6.2661],
+                               rtol=1e-6)
+
+
+def test_entering_the_block_inside_a_compiled_function_is_refused():
+    """A graph replays the step on the optimizer's own parameters (the ``with`` block's Python
+    does not run at replay), so tracing the block is refused with the way out."""
+    w, opt, saved, o = _sgd_and_swap_in()
+
+    def f(g):
+        with ember.optim.swap_in_optimizer_params_and_state(opt, {"o": o}, saved):
+            return _step(opt, o, g)
+
+    with pytest.raises(RuntimeError, match="compiled step inside the with block"):
+        ember.jit.compile(f)(ember.ones(2))
+    np.testing.assert_allclose(w.detach().numpy(), [0.9, 1.9])
+    assert opt.param_groups[0]["params"] == [w]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.optim.optimizer import Optimizer
+from ember.optim.optimizer import OPTIMIZER_TRACE, Optimizer
 from ember.tensor import Tensor
 
 __all__ = ["swap_in_optimizer_params_and_state"]
@@ -70,6 +70,8 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
     (an ``optimizer.state_dict()``-shaped dict); on exit its own parameters, options and state
     come back. In-place updates of the swap-in state tensors (the step's) stay in
     ``swapin_optim_state``; entries added or replaced in the state during the block do not.
+    Entering the block inside an ``ember.jit.compile``'d function is refused: call the compiled
+    step inside the block.
 
     Example:
         >>> w = ember.tensor([1.0, 2.0], requires_grad=True)
@@ -84,6 +86,10 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
         >>> w
         tensor([0.9000, 1.9000], requires_grad=True)
     """
+    if OPTIMIZER_TRACE.tracer is not None:  # (a graph would replay the step on the own params)
+        raise ArgumentError(f"{_NAME} inside ember.jit.compile: a compiled call replays the "
+                            "step on the optimizer's own parameters; call the compiled step "
+                            f"inside the with block instead (with {_NAME}(...): step(...))")
     state, paired = _swap_in_groups(optimizer, list(swapin_parameters.values()),
                                     swapin_optim_state)
     own_state = optimizer.state
