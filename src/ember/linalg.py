@@ -14,7 +14,7 @@ from ember.ops.linalg_decomp import cholesky_ex, eigh, eigvalsh, svdvals
 from ember.ops.linalg_decomp import linalg_cholesky as cholesky
 from ember.ops.linalg_decomp import linalg_qr as qr
 from ember.ops.linalg_decomp import linalg_svd as svd
-from ember.ops.linalg_det import det
+from ember.ops.linalg_det import linalg_det as det
 from ember.ops.linalg_det import linalg_slogdet as slogdet
 from ember.ops.linalg_eig import eig, eigvals
 from ember.ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve

@@ -41,3 +41,16 @@ def test_linalg_factorizations_take_input_keyword():
     assert ember.matrix_power(input=a, n=2).shape == (3, 3)
     with pytest.raises(TypeError):
         ember.linalg.eigh(a, input=a)
+
+
+def test_top_level_det_takes_input_as_torch_and_linalg_det_keeps_a():
+    # torch.det's parser name is input, torch.linalg.det's is A (ember.det took only A)
+    a = _A + 1.0
+    want = torch.det(input=torch.tensor(a)).item()
+    assert ember.det(input=ember.tensor(a)).item() == pytest.approx(want, rel=1e-12)
+    assert ember.linalg.det(A=ember.tensor(a)).item() == pytest.approx(want, rel=1e-12)
+    assert ember.tensor(a).det().item() == pytest.approx(want, rel=1e-12)
+    with pytest.raises(TypeError):
+        ember.det(A=ember.tensor(a))
+    with pytest.raises(TypeError):
+        ember.linalg.det(input=ember.tensor(a))

@@ -173,8 +173,7 @@ class Det(Holomorphic, Primitive):
         return (_cofactors(ctx.inputs[0]) * da).sum(dim=(-2, -1))
 
 
-@method()
-def det(A: Tensor) -> Tensor:  # noqa: N803
+def linalg_det(A: Tensor) -> Tensor:  # noqa: N803
     """The determinant of a square matrix (or of each in a batch); 0 for a singular one, where
     its gradient (the cofactor matrix) is still finite.
 
@@ -184,3 +183,14 @@ def det(A: Tensor) -> Tensor:  # noqa: N803
     """
     check_matrix("linalg.det", A, complex_ok=True)
     return apply(Det, A)
+
+
+@method()
+def det(input: Tensor) -> Tensor:
+    """``torch.det``: :func:`ember.linalg.det`, its argument named ``input`` as PyTorch's.
+
+    Example:
+        >>> round(ember.det(input=ember.tensor([[1.0, 2.0], [3.0, 4.0]])).item(), 4)
+        -2.0
+    """
+    return linalg_det(input)
