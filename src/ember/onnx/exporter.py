@@ -123,8 +123,10 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
             inputs (their initializers are then defaults a caller may override), as torch's
             legacy exporter does; None or False lists only the model's inputs.
         external_data: write the weights to ``<f>.data`` beside the model file (``f`` a
-            path); None (the default) does it only for a model over protobuf's 2 GiB
-            limit, as torch's legacy exporter; False refuses such a model.
+            path; ignored when ``f`` is None). None (the default) or False does it only for
+            a model over protobuf's 2 GiB limit (as torch, whose dynamo exporter defaults
+            to True: pass True for its layout). A later export to ``f`` without external
+            data leaves an old ``<f>.data`` in place (the new model does not read it).
 
     Returns:
         The ``onnx.ModelProto`` that was written.

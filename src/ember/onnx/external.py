@@ -11,6 +11,7 @@ import onnx
 from google.protobuf.message import EncodeError
 from onnx.external_data_helper import load_external_data_for_model
 
+from ember.errors import ArgumentError
 from ember.onnx.registry import ExportError
 
 LIMIT = onnx.checker.MAXIMUM_PROTOBUF  # (the largest message protobuf serializes)
@@ -29,14 +30,16 @@ def _gib(model: onnx.ModelProto) -> str:
 
 
 def refuse_huge(weights: list[onnx.TensorProto]) -> None:
-    """A weight over the limit is refused: protobuf cannot copy it into the graph."""
+    """A weight over the limit is refused: Ember builds each weight as one protobuf message,
+    which protobuf cannot copy into the graph (ONNX itself can hold it as external data)."""
     for w in weights:
         if len(w.raw_data) > LIMIT:
             raise ExportError(f"ember.onnx.export: the weight {w.name!r} "
-                              f"({len(w.raw_data) / 2**30:.2f} GiB) is over protobuf's 2 GiB "
-                              "limit for one tensor, which ONNX cannot hold (even as external "
-                              "data, a tensor is first built whole). Hint: split it into "
-                              "smaller parameters (e.g. an embedding into several tables)")
+                              f"({len(w.raw_data) / 2**30:.2f} GiB) is over 2 GiB: ember.onnx "
+                              "cannot yet export one tensor that large (it builds each weight "
+                              "as one protobuf message, bound by protobuf's 2 GiB limit, "
+                              "although ONNX's external data could hold it). Hint: split it "
+                              "into smaller parameters (e.g. an embedding into several tables)")
 
 
 def check(model: onnx.ModelProto) -> None:
@@ -57,33 +60,43 @@ def check(model: onnx.ModelProto) -> None:
 def write(model: onnx.ModelProto, f: str | os.PathLike | io.IOBase,
           external_data: bool | None) -> None:
     """Writes ``model`` to ``f``: a path gets its weights in ``<f>.data`` where
-    ``external_data`` is True, or None and the model is over the limit; a file object takes
-    one message only."""
-    big = too_big(model)
-    outside = big if external_data is None else external_data
-    if big and not outside:
-        raise ExportError(f"ember.onnx.export: the model's weights ({_gib(model)}) are over "
-                          "protobuf's 2 GiB limit for one file, and external_data=False. "
-                          "Hint: external_data=True (or None) writes them to <f>.data")
-    if not isinstance(f, str | os.PathLike):
+    ``external_data`` is True or the model is over the limit (as torch, even with False); a
+    file object takes one message only. A path is written beside itself and then moved into
+    place, so an interrupted write leaves the previous model whole."""
+    if external_data is not None and not isinstance(external_data, bool):
+        raise ArgumentError("ember.onnx.export: external_data must be True, False or None, "
+                            f"got {external_data!r}")
+    outside = bool(external_data) or too_big(model)
+    if isinstance(f, str | os.PathLike):
+        _replace(model, os.fspath(f), outside)
+        return
+    if not hasattr(f, "write"):
+        raise ExportError("ember.onnx.export: f must be a str or os.PathLike path, a binary "
+                          f"file object or None (got {type(f).__name__})")
+    if outside:
+        raise ExportError(f"ember.onnx.export: the model's weights ({_gib(model)}) go to "
+                          "a file beside the model (external_data=True, or over "
+                          "protobuf's 2 GiB limit), so f must be a str or os.PathLike path, "
+                          "not a file object")
+    f.write(model.SerializeToString())
+
+
+def _replace(model: onnx.ModelProto, path: str, outside: bool) -> None:
+    """Writes ``model`` (and its ``.data`` where ``outside``) into a temporary folder beside
+    ``path`` under the final names, then moves each into place (a rename: atomic)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    with tempfile.TemporaryDirectory(dir=folder, prefix=f".{name}.") as scratch:
         if outside:
-            raise ExportError(f"ember.onnx.export: the model's weights ({_gib(model)}) go to "
-                              "a file beside the model (external_data=True, or over "
-                              "protobuf's 2 GiB limit), so f must be a path, not a file object")
-        f.write(model.SerializeToString())
-        return
-    if not outside:
-        with open(f, "wb") as out:
-            out.write(model.SerializeToString())
-        return
-    path = os.fspath(f)
-    _save_external(model, path)
-    load_external_data_for_model(model, os.path.dirname(os.path.abspath(path)))
+            _save_external(model, os.path.join(scratch, name))
+            load_external_data_for_model(model, scratch)  # (the weights back in the model)
+            os.replace(os.path.join(scratch, name + ".data"), path + ".data")
+        else:
+            with open(os.path.join(scratch, name), "wb") as out:
+                out.write(model.SerializeToString())
+        os.replace(os.path.join(scratch, name), path)
 
 
 def _save_external(model: onnx.ModelProto, path: str) -> None:
-    data = path + ".data"
-    if os.path.exists(data):  # (onnx appends to an existing one)
-        os.remove(data)
+    """Saves ``model`` to ``path`` (in a new folder) with its weights in ``<path>.data``."""
     onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                    location=os.path.basename(data))
+                    location=os.path.basename(path) + ".data")
