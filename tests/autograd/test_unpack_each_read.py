@@ -3,8 +3,11 @@ under ``retain_graph``, each ``ctx.saved_tensors``, each ``grad_fn._saved_*``), 
 and what it gave back is not held by the graph between reads."""
 
 import gc
+import sys
+import threading
 import weakref
 
+import numpy as np
 import pytest
 import torch
 
@@ -78,7 +81,7 @@ def test_unpacked_values_are_not_held_between_backwards():
 
     def unpack(t):
         fresh = t.clone()  # (a new tensor each read, as save_on_cpu's copy back)
-        made.append(weakref.ref(fresh))
+        made.append(weakref.ref(fresh._data))  # (its memory: the graph keeps the array)
         return fresh
 
     x = ember.ones(3, requires_grad=True)
@@ -89,3 +92,34 @@ def test_unpacked_values_are_not_held_between_backwards():
     assert made and all(r() is None for r in made)
     y.backward()
     assert x.grad.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_backwards_in_threads_over_one_packed_graph():
+    sys.setswitchinterval(1e-6)  # (switch threads often: between filling a node's slots and
+    errors, right = [], []  # reading them, another thread's backward empties them)
+    try:
+        ember.manual_seed(0)
+        w = [ember.randn(16, 16, requires_grad=True) for _ in range(6)]
+        h = ember.randn(8, 16)
+        with ember.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t.clone()):
+            for wi in w:
+                h = (h @ wi).tanh()
+            y = h.square().sum()
+        want = [g.numpy().copy() for g in ember.autograd.grad(y, w, retain_graph=True)]
+
+        def work():
+            try:
+                for _ in range(15):
+                    got = ember.autograd.grad(y, w, retain_graph=True)
+                    right.append(all(np.allclose(a.numpy(), b) for a, b in zip(got, want)))
+            except Exception as e:  # noqa: BLE001 (collected, asserted below)
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(0.005)
+    assert errors == [] and len(right) == 60 and all(right)

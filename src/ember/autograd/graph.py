@@ -215,9 +215,9 @@ class Node(_Hookable, metaclass=ABCMeta):
         # and for what a primitive reads of its nodes itself (a custom Function: its ctx's)
         if attr in ("inputs", "outputs"):
             packed = object.__getattribute__(self, "packed")
-            if packed is not None:
-                _unpack(self, packed)
-                return object.__getattribute__(self, attr)
+            if packed is not None:  # (the values themselves: another thread's backward may
+                inputs, outputs = _unpack(self, packed)  # empty the slots again meanwhile)
+                return inputs if attr == "inputs" else outputs
         elif not attr.startswith("__"):
             read = getattr(object.__getattribute__(self, "prim"), "node_attribute", None)
             if read is not None:

@@ -276,7 +276,7 @@ def history(t: Tensor, device: Any) -> tuple[Node | None, int]:
         SAVED_HOOKS.top = top
 
 
-def _unpack(node: Node, packed: tuple) -> None:
+def _unpack(node: Node, packed: tuple) -> tuple[tuple, tuple | None]:
     from ember.tensor import VersionCounter, _wrap
 
     unpack, entries, outs = packed
@@ -297,12 +297,13 @@ def _unpack(node: Node, packed: tuple) -> None:
         else:
             t = e.tensor(dev)
         inputs.append(t)
-    node.inputs = tuple(inputs)
+    node.inputs = inputs = tuple(inputs)
     if versions is not None:
         node.versions = tuple(versions)
-    node.outputs = None if outs is None else tuple(
+    node.outputs = outputs = None if outs is None else tuple(
         None if o is None else _unpacked_output(_array(_run_hook(unpack, o[0])), o)
         for o in outs)
+    return inputs, outputs
 
 
 def forget_unpacked(node: Node) -> None:
