@@ -381,3 +381,28 @@ def test_each_backward_under_retain_graph_recomputes_as_torch():
                                                    use_reentrant=False)
     assert ours[0] == theirs[0] == 4
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+
+
+def test_a_second_read_in_one_backward_is_an_error_as_torch():
+    class ReadsTwice(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            ctx.saved_tensors  # noqa: B018
+            (t,) = ctx.saved_tensors
+            return g * 2
+
+    count = [0]
+
+    def f(t):
+        count[0] += 1
+        return ReadsTwice.apply(t.sin()).sum()
+
+    x = ember.tensor([0.1, 0.7], dtype=ember.float64, requires_grad=True)
+    with pytest.raises(ember.utils.checkpoint.CheckpointError, match="read twice"):
+        checkpoint(f, x).backward()
+    assert count[0] == 2  # (the first run and one recomputation, not one per read)

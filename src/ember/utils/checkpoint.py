@@ -18,6 +18,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, enable_grad
 from ember.autograd.graph import saved_tensors_hooks
+from ember.autograd.graph_task import GRAPH_TASK
 from ember.errors import ArgumentError, GradError
 from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name for it)
 from ember.ops.random import get_rng_state, set_rng_state
@@ -56,6 +57,7 @@ class _Frame:
         self.recompute_context, self.early_stop, self.check = recompute_context, early_stop, check
         self.saved: list[tuple] = []  # (shape, dtype) of each value saved, in order
         self.values: list | None = None
+        self.pass_id: object = None  # the backward pass that recomputed ``values``
         self.versions: list[tuple] = []  # (tensor argument, its version, where it is)
 
     def stamp(self) -> None:
@@ -81,9 +83,17 @@ class _Frame:
         return len(self.saved) - 1
 
     def unpack(self, i: int) -> Any:
-        if self.values is None or self.values[i] is None:  # (a later backward, under
-            self.recompute()  # retain_graph, recomputes again, as PyTorch's)
+        task = GRAPH_TASK.current
+        now = object() if task is None else task[0] if type(task) is tuple else task.id
+        if self.values is None or now != self.pass_id:  # (each backward recomputes once, as
+            self.recompute()  # PyTorch's; a read outside backward too)
+            self.pass_id = now
         value, self.values[i] = self.values[i], None  # handed out once: memory goes with it
+        if value is None:
+            raise CheckpointError(
+                f"checkpoint: saved value {i} was read twice in one backward (a custom "
+                "Function reading ctx.saved_tensors more than once?); each backward reads it "
+                "once. Hint: read ctx.saved_tensors once in backward")
         if not self.check and tuple(value.shape) != self.saved[i][0]:
             # (under determinism_check='none' only a value backward reads: one of another
             # shape cannot give gradients, and torch hands it on to a wrong or failing one)
