@@ -219,20 +219,15 @@ class GeneralizedPareto(_Elementwise):
     def mean(self) -> Tensor:
         """``loc + scale / (1 - xi)``; inf for ``xi >= 1`` (the tail is Pareto's, whose mean is
         inf there; PyTorch's is NaN)."""
-        xi = self.concentration
-        valid = xi < 1
-        return ember.where(valid, self.loc + self.scale / (1 - ember.where(valid, xi, 0.5)),
-                           math.inf)
+        return where_above(-self.concentration, -1.0,
+                           lambda neg_xi: self.loc + self.scale / (1 + neg_xi), math.inf)
 
     @property
     def variance(self) -> Tensor:
         """``scale^2 / ((1 - xi)^2 (1 - 2 xi))``; inf for ``xi >= 1/2``, as ``Pareto``'s
         (PyTorch's is NaN)."""
-        xi = self.concentration
-        valid = xi < 0.5
-        safe = ember.where(valid, xi, 0.25)
-        return ember.where(valid, self.scale ** 2 / ((1 - safe) ** 2 * (1 - 2 * safe)),
-                           math.inf)
+        return where_above(-self.concentration, -0.5, lambda neg_xi: self.scale ** 2
+                           / ((1 + neg_xi) ** 2 * (1 + 2 * neg_xi)), math.inf)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         return self.icdf(self._uniform(sample_shape, self.loc.dtype))

@@ -77,16 +77,19 @@ def as_value(value: Any, like: Tensor) -> Tensor:
 
 
 def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
-    """``fn(x)`` where ``x > bound``, else ``otherwise``; ``fn`` only sees values above the
-    bound, so the branch not taken cannot put NaN into gradients (a moment that is infinite
-    or undefined for heavy tails).
+    """``fn(x)`` where ``x > bound``, a NaN where ``x`` is NaN, else ``otherwise``; ``fn`` only
+    sees values above the bound, so the branch not taken cannot put NaN into gradients (a
+    moment that is infinite or undefined for heavy tails; a NaN parameter, as a diverging fit
+    makes with ``validate_args=False``, stays visible rather than reading as a heavy tail).
 
     Example:
-        >>> where_above(ember.tensor([0.5, 3.0]), 1.0, lambda a: a / (a - 1), float("inf"))
-        tensor([   inf, 1.5000])
+        >>> where_above(ember.tensor([0.5, 3.0, float("nan")]), 1.0, lambda a: a / (a - 1),
+        ...             float("inf"))
+        tensor([   inf, 1.5000,    nan])
     """
     above = x > bound
-    return ember.where(above, fn(ember.where(above, x, bound + 1.0)), otherwise)
+    return ember.where(above, fn(ember.where(above, x, bound + 1.0)),
+                       ember.where(ember.isnan(x), x, otherwise))
 
 
 def one_minus_exp(s: Tensor) -> Tensor:
