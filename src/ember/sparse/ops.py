@@ -23,7 +23,6 @@ from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
-from ember.ops.join import stack as dense_stack
 from ember.ops.linalg_scaled import scaled_sum
 from ember.ops.norms import vector_norm
 from ember.ops.select import where
@@ -33,9 +32,9 @@ from ember.sparse.convert import (
     coo_index,
     entry_values,
     linear_index,
+    long_index,
     to_coo,
 )
-from ember.sparse.select import select
 from ember.sparse.spgemm import sparse_sparse_mm
 from ember.sparse.spmm import spmm
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
@@ -191,9 +190,14 @@ def bmm(input: SparseTensor, mat2: Any) -> Tensor:
     if mat2.ndim != 3 or mat2.shape[:2] != (input.shape[0], input.shape[2]):
         raise ShapeError(f"bmm: {tuple(input.shape)} @ {tuple(mat2.shape)}: expected a 3-D "
                          f"dense batch of {input.shape[0]} matrices with {input.shape[2]} rows")
-    if input.shape[0] == 0:
-        return zeros((0, input.shape[1], mat2.shape[2]), dtype=mat2.dtype)
-    return dense_stack([mm(select(input, 0, b), mat2[b]) for b in range(input.shape[0])])
+    (batch, n, m), p = input.shape, mat2.shape[2]
+    if batch == 0:
+        return zeros((0, n, p), dtype=mat2.dtype)
+    b, i, k = coo_index(input)  # (one block-diagonal (batch*n, batch*m) matrix, same values)
+    blocks = SparseTensor(sparse_coo, (batch * n, batch * m),
+                          (long_index(np.stack([b * n + i, b * m + k])),), input._vals,
+                          input._coalesced)
+    return mm(blocks, mat2.reshape(batch * m, p)).reshape(batch, n, p)
 
 
 def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa: A001
