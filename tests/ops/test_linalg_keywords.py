@@ -54,3 +54,26 @@ def test_top_level_det_takes_input_as_torch_and_linalg_det_keeps_a():
         ember.det(A=ember.tensor(a))
     with pytest.raises(TypeError):
         ember.linalg.det(input=ember.tensor(a))
+
+
+def test_legacy_solvers_take_pytorchs_parser_names():
+    # torch 2.13's parser: lu_solve(input, LU_data, LU_pivots), orgqr(input, input2),
+    # ormqr(input, input2, input3, left, transpose); it refuses the docs' b=, tau=, other=
+    a, b = _A + np.triu(_A, 1), _A[:, :2]
+
+    def calls(lib):
+        A, B = lib.tensor(a), lib.tensor(b)  # noqa: N806
+        LU, piv = lib.linalg.lu_factor(A)  # noqa: N806
+        h, tau = lib.geqrf(A)
+        return [lib.lu_solve(input=B, LU_data=LU, LU_pivots=piv),
+                B.lu_solve(LU_data=LU, LU_pivots=piv),
+                lib.orgqr(input=h, input2=tau), h.orgqr(input2=tau),
+                lib.ormqr(input=h, input2=tau, input3=B, left=True, transpose=True),
+                h.ormqr(input2=tau, input3=B.mT, left=False)]
+    for want, got in zip(calls(torch), calls(ember), strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    h, tau = ember.geqrf(ember.tensor(a))
+    for refused in (lambda: ember.orgqr(h, tau=tau), lambda: ember.ormqr(h, tau=tau, other=h),
+                    lambda: ember.lu_solve(b=h, LU_data=h, LU_pivots=tau)):
+        with pytest.raises(TypeError):
+            refused()

@@ -66,9 +66,9 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> Any:  # noqa: 
 
 
 @method()
-def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
-    """The solution ``x`` of ``A x = b`` given ``lu(A)``: :func:`ember.linalg.lu_solve` with
-    its arguments in the old order.
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    """The solution ``x`` of ``A x = b`` (``b`` passed as ``input``, PyTorch's keyword name)
+    given ``lu(A)``: :func:`ember.linalg.lu_solve` with its arguments in the old order.
 
     Example:
         >>> LU, pivots = ember.linalg.lu_factor(ember.tensor([[2.0, 0.0], [0.0, 4.0]]))
@@ -76,7 +76,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: 
         tensor([[1.],
                 [1.]])
     """
-    return _linalg_lu_solve(LU_data, LU_pivots, b)
+    return _linalg_lu_solve(LU_data, LU_pivots, input)
 
 
 # -- triangular_solve ------------------------------------------------------------------------
@@ -157,15 +157,16 @@ def geqrf(input: Tensor) -> return_types.geqrf:
 
 
 @method()
-def orgqr(input: Tensor, tau: Tensor) -> Tensor:
-    """``Q`` from :func:`geqrf`'s ``(a, tau)``: :func:`ember.linalg.householder_product`.
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:
+    """``Q`` from :func:`geqrf`'s ``(a, tau)``: :func:`ember.linalg.householder_product`;
+    ``tau`` is passed as ``input2``, PyTorch's keyword name.
 
     Example:
         >>> A = ember.tensor([[3.0, 1.0], [4.0, 2.0]])
         >>> (ember.orgqr(*ember.geqrf(A)) @ ember.geqrf(A).a.triu() - A).abs().max() < 1e-6
         tensor(True)
     """
-    return householder_product(input, tau)
+    return householder_product(input, input2)
 
 
 def _check_ormqr_shapes(input: Tensor, tau: Tensor, other: Tensor, left: bool) -> None:
@@ -194,11 +195,12 @@ def _check_ormqr_shapes(input: Tensor, tau: Tensor, other: Tensor, left: bool) -
 
 @method()
 @float32_under_autocast  # (on PyTorch's CPU autocast float32 list)
-def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
           transpose: bool = False) -> Tensor:
     """``Q @ other`` (``other @ Q`` when not ``left``; ``Qᴴ`` when ``transpose``) for the full
     ``mn × mn`` ``Q = H_1 ⋯ H_k`` of :func:`geqrf`'s ``(input, tau)``, ``mn`` being ``other``'s
-    size on the multiplied side. Differentiable in all three.
+    size on the multiplied side; ``tau`` and ``other`` are passed as ``input2`` and
+    ``input3``, PyTorch's keyword names. Differentiable in all three.
 
     Example:
         >>> a, tau = ember.geqrf(ember.tensor([[3.0], [4.0]]))
@@ -207,6 +209,7 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
                 [-0.8000,  0.6000]])
     """
     op = "ormqr"
+    tau, other = input2, input3  # (PyTorch's keyword names)
     check_matrix(op, input, square=False, name="input", complex_ok=True)
     check_float(op, input, tau, other, complex_ok=True)
     if other.ndim < 2:
