@@ -110,3 +110,26 @@ def test_entering_the_block_inside_a_compiled_function_is_refused():
         ember.jit.compile(f)(ember.ones(2))
     np.testing.assert_allclose(w.detach().numpy(), [0.9, 1.9])
     assert opt.param_groups[0]["params"] == [w]
+
+
+def test_an_exception_inside_the_block_restores_the_optimizer_as_torch():
+    for lib in (ember, torch):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+        w.grad = lib.ones(2)
+        opt.step()
+        own_state, own_params = opt.state, opt.param_groups[0]["params"]
+        saved = opt.state_dict()
+        saved = {"state": {0: {"momentum_buffer": lib.ones(2)}},
+                 "param_groups": [dict(saved["param_groups"][0], lr=0.5)]}
+        o = lib.zeros(2, requires_grad=True)
+        o.grad = lib.ones(2)
+        with pytest.raises(KeyError):
+            with lib.optim.swap_in_optimizer_params_and_state(opt, {"o": o}, saved):
+                opt.step()
+                opt.state[o]["extra"] = lib.ones(1)
+                raise KeyError("inside")
+        assert opt.state is own_state and opt.param_groups[0]["params"] is own_params
+        assert opt.param_groups[0]["lr"] == 0.1 and sorted(saved["state"][0]) == ["momentum_buffer"]
+        np.testing.assert_allclose(o.detach().numpy(), [-0.95, -0.95], rtol=1e-6)
+        np.testing.assert_allclose(w.detach().numpy(), [0.9, 1.9], rtol=1e-6)

@@ -17,48 +17,70 @@ __all__ = ["swap_in_optimizer_params_and_state"]
 _NAME = "swap_in_optimizer_params_and_state"
 
 
-def _swap_in_groups(optimizer: Optimizer, parameters: list[Tensor],
-                    optim_state: Any) -> tuple[dict[Any, Any], list[tuple[dict, dict, list]]]:
-    """Checks ``optim_state`` has ``optimizer.state_dict()``'s layout for this optimizer and
-    pairs each live group with its saved group and its slice of ``parameters``."""
+def _layout_problems(optimizer: Optimizer, n_params: int, saved: Any) -> Iterator[str]:
+    """What keeps ``saved`` from standing in for ``optimizer.state_dict()`` with ``n_params``
+    swap-in parameters, the first problem first (each check assumes the ones before passed)."""
     if not optimizer.state:
-        raise ArgumentError(f"{_NAME} requires initialized optimizer state: run a step first")
-    if not isinstance(optim_state, dict):
-        raise ArgumentError(f"{_NAME} requires an optimizer.state_dict()-style dict, got "
-                            f"{type(optim_state).__name__}")
-    state, groups = optim_state.get("state"), optim_state.get("param_groups")
-    if not isinstance(state, dict) or any(isinstance(k, Tensor) for k in state) or any(
-            isinstance(k, int) and not isinstance(v, dict) for k, v in state.items()):
-        raise ArgumentError(f"{_NAME} requires swapin_optim_state['state'] to be a dict from "
-                            "packed parameter ids to per-parameter state dicts")
-    if not isinstance(groups, list) or len(groups) != len(optimizer.param_groups):
-        raise ArgumentError(f"{_NAME}: swapin_optim_state['param_groups'] must be a list of "
-                            f"{len(optimizer.param_groups)} param-group dicts, as the live "
-                            "optimizer has")
-    paired, offset, seen = [], 0, set()
-    for i, (live, saved) in enumerate(zip(optimizer.param_groups, groups, strict=True)):
-        ids = saved.get("params") if isinstance(saved, dict) else None
-        if not isinstance(ids, list) or not all(isinstance(k, int) for k in ids):
-            raise ArgumentError(f"{_NAME} requires each param group to be a dict whose "
-                                "'params' lists packed integer parameter ids")
+        yield "requires initialized optimizer state: run a step first"
+    if not isinstance(saved, dict):
+        yield f"requires an optimizer.state_dict()-style dict, got {type(saved).__name__}"
+    state, groups = saved.get("state"), saved.get("param_groups")
+    if not (isinstance(state, dict) and all(
+            not isinstance(k, Tensor) and (isinstance(v, dict) or not isinstance(k, int))
+            for k, v in state.items())):
+        yield ("requires swapin_optim_state['state'] to be a dict from packed parameter ids "
+               "to per-parameter state dicts")
+    live_groups = optimizer.param_groups
+    if not (isinstance(groups, list) and len(groups) == len(live_groups)):
+        yield (f"swapin_optim_state['param_groups'] must be a list of {len(live_groups)} "
+               "param-group dicts, as the live optimizer has")
+    listed, taken = set(), 0
+    for i, (live, group) in enumerate(zip(live_groups, groups, strict=True)):
+        ids = group.get("params") if isinstance(group, dict) else None
+        if not (isinstance(ids, list) and all(isinstance(k, int) for k in ids)):
+            yield "requires each param group to be a dict whose 'params' lists packed integer ids"
         if len(ids) != len(live["params"]):
-            raise ArgumentError(f"{_NAME}: swapin_optim_state param group {i} has {len(ids)} "
-                                f"params, the live optimizer's has {len(live['params'])}")
-        if set(saved) != set(live):
-            raise ArgumentError(f"{_NAME}: param group {i}'s keys must match the live group's: "
-                                f"only in swap-in {sorted(set(saved) - set(live))}, only in "
-                                f"live {sorted(set(live) - set(saved))}")
-        if offset + len(ids) > len(parameters):
-            raise ArgumentError(f"{_NAME}: {len(parameters)} swap-in parameters given, the "
-                                "optimizer's param_groups hold more")
-        paired.append((live, saved, parameters[offset:offset + len(ids)]))
-        offset += len(ids)
-        seen.update(ids)
-    extra = [k for k in state if k not in seen]
-    if extra:
-        raise ArgumentError(f"{_NAME}: swapin_optim_state['state'] has keys {extra!r} that no "
-                            "param group's 'params' lists")
-    return state, paired
+            yield (f"swapin_optim_state param group {i} has {len(ids)} params, the live "
+                   f"optimizer's has {len(live['params'])}")
+        if group.keys() != live.keys():
+            yield (f"param group {i}'s keys must match the live group's: only in swap-in "
+                   f"{sorted(group.keys() - live.keys())}, only in live "
+                   f"{sorted(live.keys() - group.keys())}")
+        taken += len(ids)
+        if taken > n_params:
+            yield f"{n_params} swap-in parameters given, the optimizer's param_groups hold more"
+        listed.update(ids)
+    unlisted = [k for k in state if k not in listed]
+    if unlisted:
+        yield (f"swapin_optim_state['state'] has keys {unlisted!r} that no param group's "
+               "'params' lists")
+
+
+def _swap_in_plan(optimizer: Optimizer, parameters: list[Tensor],
+                  saved: dict[str, Any]) -> tuple[list[dict], defaultdict[Tensor, Any]]:
+    """The group dicts (in the live groups' key order) and the state the optimizer steps
+    inside the block: ``parameters`` in order take the saved ids' places, each with a shallow
+    copy of its saved state (its tensors are the saved ones, so in-place updates land there)."""
+    unused = iter(parameters)
+    groups, state = [], defaultdict(dict)
+    for live, group in zip(optimizer.param_groups, saved["param_groups"], strict=True):
+        params = [next(unused) for _ in group["params"]]
+        groups.append({k: params if k == "params" else group[k] for k in live})
+        state.update((p, dict(saved["state"].get(k, {})))
+                     for p, k in zip(params, group["params"], strict=True))
+    return groups, state
+
+
+def _exchange(optimizer: Optimizer, groups: list[dict],
+              state: Any) -> tuple[list[dict], Any]:
+    """Gives the optimizer ``groups``' contents (its own group dicts keep their identity) and
+    ``state``; returns what it held, for the way back."""
+    held = [dict(live) for live in optimizer.param_groups], optimizer.state
+    for live, group in zip(optimizer.param_groups, groups, strict=True):
+        live.clear()
+        live.update(group)
+    optimizer.state = state
+    return held
 
 
 @contextlib.contextmanager
@@ -67,11 +89,11 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
                                        swapin_optim_state: dict[str, Any]) -> Iterator[None]:
     """Within the ``with`` block, ``optimizer`` works on ``swapin_parameters`` (in the order of
     its param groups' parameters) with the state and group options of ``swapin_optim_state``
-    (an ``optimizer.state_dict()``-shaped dict); on exit its own parameters, options and state
-    come back. In-place updates of the swap-in state tensors (the step's) stay in
-    ``swapin_optim_state``; entries added or replaced in the state during the block do not.
-    Entering the block inside an ``ember.jit.compile``'d function is refused: call the compiled
-    step inside the block.
+    (an ``optimizer.state_dict()``-shaped dict); on exit, also by an exception, its own
+    parameters, options and state come back. In-place updates of the swap-in state tensors
+    (the step's) stay in ``swapin_optim_state``; entries added or replaced in the state during
+    the block do not. Entering the block inside an ``ember.jit.compile``'d function is refused:
+    call the compiled step inside the block.
 
     Example:
         >>> w = ember.tensor([1.0, 2.0], requires_grad=True)
@@ -90,21 +112,12 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
         raise ArgumentError(f"{_NAME} inside ember.jit.compile: a compiled call replays the "
                             "step on the optimizer's own parameters; call the compiled step "
                             f"inside the with block instead (with {_NAME}(...): step(...))")
-    state, paired = _swap_in_groups(optimizer, list(swapin_parameters.values()),
-                                    swapin_optim_state)
-    own_state = optimizer.state
-    own_groups = [dict(group) for group in optimizer.param_groups]
+    parameters = list(swapin_parameters.values())
+    problem = next(_layout_problems(optimizer, len(parameters), swapin_optim_state), None)
+    if problem is not None:
+        raise ArgumentError(f"{_NAME}: {problem}")
+    own = _exchange(optimizer, *_swap_in_plan(optimizer, parameters, swapin_optim_state))
     try:
-        swapped: defaultdict[Tensor, Any] = defaultdict(dict)
-        for live, saved, params in paired:
-            live.update({k: v for k, v in saved.items() if k != "params"})
-            live["params"] = params
-            for p, k in zip(params, saved["params"], strict=True):
-                swapped[p] = dict(state.get(k, {}))
-        optimizer.state = swapped
         yield
     finally:
-        for group, own in zip(optimizer.param_groups, own_groups, strict=True):
-            group.clear()
-            group.update(own)
-        optimizer.state = own_state
+        _exchange(optimizer, *own)
