@@ -1,6 +1,8 @@
 """scaled_dot_product_attention, cosine_similarity, pairwise_distance and pixel_shuffle
 against PyTorch and finite differences."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -155,3 +157,30 @@ def test_attention_mask_of_another_dtype_is_refused_as_torch(mask_dtype):
     q64 = ember.tensor(q.astype(np.float64))  # a float32 mask for a float64 query still runs
     out = F.scaled_dot_product_attention(q64, q64, q64, attn_mask=ember.zeros(3, 3))
     assert out.dtype == ember.float64
+
+
+@pytest.mark.parametrize("path", ["composite", "blockwise"])
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_attention_mask_that_enlarges_the_weights_is_refused_as_torch(path, kind):
+    # torch: the mask must broadcast *to* the weights (…, L, S); ember gave a bigger output on
+    # the composite path and a NumPy broadcast error from inside the blockwise kernel
+    from ember.errors import ShapeError
+    from ember.nn.attention import SDPBackend, sdpa_kernel
+
+    rng = np.random.default_rng(0)
+    if path == "composite":
+        q, mask = rng.standard_normal((4, 6)), rng.standard_normal((3, 4, 4))
+    else:
+        q, mask = rng.standard_normal((1, 8, 512, 16)), rng.standard_normal((2, 1, 512, 512))
+    mask = (mask > 0) if kind == "bool" else mask.astype(np.float32)
+    q = q.astype(np.float32)
+    with pytest.raises(RuntimeError, match="shape"):
+        TF.scaled_dot_product_attention(*[torch.tensor(q)] * 3, attn_mask=torch.tensor(mask))
+    backends = [SDPBackend.MATH] + ([SDPBackend.FLASH_ATTENTION] if path == "blockwise" else [])
+    for backend in backends:
+        with sdpa_kernel(backend), pytest.raises(
+                ShapeError, match=rf"attn_mask of shape {re.escape(str(mask.shape))} does not "
+                                  r"broadcast to the attention weights' shape"):
+            F.scaled_dot_product_attention(*[ember.tensor(q)] * 3, attn_mask=ember.tensor(mask))
+    out = F.scaled_dot_product_attention(*[ember.tensor(q)] * 3, attn_mask=ember.tensor(mask[0]))
+    assert out.shape == q.shape

@@ -102,20 +102,25 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise ShapeError(f"{op}: {hq} query heads are not a multiple of the key/value "
                              f"heads ({hk}, {value.shape[-3]})")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // value.shape[-3])
-    if attn_mask is not None:
-        _check_mask_shape(op, query, key, attn_mask)
     # (with no features the scores are all 0 whatever the scale: PyTorch attends uniformly)
     factor = 1.0 / math.sqrt(query.shape[-1] or 1) if scale is None else scale
     lead = query.shape[:-2]
     large = math.prod(lead) * query.shape[-2] * key.shape[-2] >= MEMORY_EFFICIENT_MIN
     backend = choose_backend(_blockwise_problem(query, key, value, attn_mask, dropout_p), large)
     if backend is SDPBackend.FLASH_ATTENTION:
+        if attn_mask is not None:  # (a large problem: the check's microseconds are nothing)
+            _check_mask_shape(op, query, key, attn_mask)
         return blockwise_attention(query, key, value, attn_mask, is_causal, factor)
     dtype = query.dtype
     low = dtype.name in ("float16", "bfloat16") and key.dtype is dtype and value.dtype is dtype
     if low:  # as PyTorch's math path: computed in float32, rounded once at the end
         query, key, value = query.float(), key.float(), value.float()
-    weights = _weights(query, key, attn_mask, is_causal, factor)
+    try:
+        weights = _weights(query, key, attn_mask, is_causal, factor)
+    except ShapeError:  # (a small problem: the mask's shape is checked once something failed)
+        if attn_mask is not None:
+            _check_mask_shape(op, query, key, attn_mask)
+        raise
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, generator=generator)
     out = weights @ value
@@ -136,15 +141,16 @@ def _check_mask_dtype(op: str, query: Tensor, attn_mask: Tensor) -> None:
 
 
 def _check_mask_shape(op: str, query: Tensor, key: Tensor, attn_mask: Tensor) -> None:
-    """A ShapeError naming the weights' shape (…, L, S) when the mask does not broadcast to it
-    (else the failure surfaced from inside, as a ``where`` or ``add`` of unexplained shapes)."""
-    lead = broadcast_shape((tuple(query.shape[:-2]), tuple(key.shape[:-2])), op)
+    """A ShapeError naming the weights' shape (…, L, S) when the mask does not broadcast to it.
+    PyTorch's rule: the mask may not enlarge the weights (else the failure surfaced from inside,
+    as a ``where`` or ``add`` of unexplained shapes, or the output grew)."""
+    lead, ms = query.shape[:-2], attn_mask.shape
+    if key.shape[:-2] != lead:
+        lead = broadcast_shape((tuple(lead), tuple(key.shape[:-2])), op)
     weights = (*lead, query.shape[-2], key.shape[-2])
-    try:
-        broadcast_shape((weights, tuple(attn_mask.shape)), op)
-    except ShapeError:
-        raise ShapeError(f"{op}: attn_mask of shape {tuple(attn_mask.shape)} does not broadcast "
-                         f"to the attention weights' shape {weights} (…, L, S) of query "
+    if len(ms) > len(weights) or any(m != w and m != 1 for m, w in zip(ms[::-1], weights[::-1])):
+        raise ShapeError(f"{op}: attn_mask of shape {tuple(ms)} does not broadcast to the "
+                         f"attention weights' shape {weights} (…, L, S) of query "
                          f"{tuple(query.shape)} and key {tuple(key.shape)}. Hint: a mask is "
                          f"(L, S) or (N, heads, L, S), with 1 for a size to share") from None
 
@@ -177,10 +183,13 @@ def _weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, is_causal: bo
         length, source = query.shape[-2], key.shape[-2]
         attn_mask = _wrap(xp.tril(xp.ones((length, source), dtype=bool)), query.device)
     if attn_mask is not None:
+        shape = scores.shape
         if attn_mask.dtype.name == "bool":
             scores = where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
+        if scores.shape != shape:  # (PyTorch's rule; the caller names the shapes)
+            raise ShapeError("scaled_dot_product_attention: attn_mask enlarges the weights")
     return _safe_softmax(scores, masked)
 
 
