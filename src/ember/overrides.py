@@ -106,7 +106,16 @@ def is_tensor_method_or_property(func: Callable) -> bool:
     """
     if getattr(func, "__name__", None) == "__get__":
         return True
-    return any(value is func for cls in Tensor.__mro__[:-1] for value in vars(cls).values())
+    return _tensor_members(sum(len(vars(cls)) for cls in Tensor.__mro__[:-1])).get(id(func)) \
+        is func
+
+
+@functools.lru_cache(maxsize=1)
+def _tensor_members(count: int) -> dict[int, Any]:
+    """The attributes of ``Tensor`` and its bases by id, built again when ``count`` (their
+    number) changes, as a method is registered (PyTorch's caches its method set)."""
+    del count
+    return {id(value): value for cls in Tensor.__mro__[:-1] for value in vars(cls).values()}
 
 
 def wrap_torch_function(dispatcher: Callable[..., Iterable[Any]]) -> Callable[[Callable], Callable]:

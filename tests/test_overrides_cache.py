@@ -1,0 +1,28 @@
+"""mend60h: ember.overrides.is_tensor_method_or_property reads a cached member table."""
+
+import ember
+from ember import overrides
+
+
+def test_is_tensor_method_or_property_scans_tensor_once():
+    overrides.is_tensor_method_or_property(ember.Tensor.add)
+    before = overrides._tensor_members.cache_info()
+    for func in (ember.Tensor.add, ember.add, ember.Tensor.__add__, ember.Tensor.shape.__get__):
+        overrides.is_tensor_method_or_property(func)
+    after = overrides._tensor_members.cache_info()
+    assert after.misses == before.misses  # (before: ~660 attributes scanned per call)
+    assert [overrides.is_tensor_method_or_property(f) for f in
+            (ember.Tensor.add, ember.add, ember.Tensor.__init__)] == [True, False, False]
+
+
+def test_a_method_registered_later_is_a_tensor_method():
+    def late_method(self):
+        return self
+
+    overrides.is_tensor_method_or_property(ember.Tensor.add)
+    ember.Tensor.late_method_mend60 = late_method
+    try:
+        assert overrides.is_tensor_method_or_property(late_method)
+    finally:
+        del ember.Tensor.late_method_mend60
+    assert not overrides.is_tensor_method_or_property(late_method)
