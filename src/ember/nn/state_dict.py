@@ -234,10 +234,16 @@ class StateDictMixin:
                                        "must return None (it edits the state dict in place)")
             module._load_from_state_dict(state_dict, prefix, meta, True, missing, unexpected,
                                          errors)
+            groups: dict[str, dict] = {}  # (each child's entries, in one pass: the sets
+            # and order of PyTorch's per-child filter, as a child's name has no '.')
+            start = len(prefix)
+            for key, value in state_dict.items():
+                dot = key.find(".", start) if key.startswith(prefix) else -1
+                if dot >= 0:
+                    groups.setdefault(key[start:dot], {})[key] = value
             for name, child in module._modules.items():
                 if child is not None:
-                    at = prefix + name + "."
-                    load(child, {k: v for k, v in state_dict.items() if k.startswith(at)}, at)
+                    load(child, groups.get(name, {}), prefix + name + ".")
             keys = _IncompatibleKeys(missing, unexpected)
             for hook in module._load_state_dict_post_hooks.values():
                 if hook(module, keys) is not None:
