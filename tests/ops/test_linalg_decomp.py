@@ -235,7 +235,9 @@ def test_cholesky_upper_reads_the_upper_triangle():
 
 @pytest.mark.parametrize("x", [np.full((3, 3), np.inf), np.full((2, 2), np.inf + 0j),
                                np.array([[4.0, np.inf, 1.0], [np.inf, 4.0, 1.0], [1.0, 1.0, 4.0]]),
-                               np.array([[4.0, 1.0], [1.0, np.inf]])])
+                               np.array([[4.0, 1.0], [1.0, np.inf]]),
+                               np.array([[4.0, 1.0, 0.5], [np.inf, 3.0, 0.2], [0.5, 0.2, 2.0]])
+                               + 0j])
 def test_cholesky_of_infinite_entries_fails_as_potrf(x):
     # an infinite pivot over an infinite entry is inf/inf = NaN: the next minor fails (NumPy's
     # OpenBLAS factor gave 0 there, info 0, and cholesky raised nothing)

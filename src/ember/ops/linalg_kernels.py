@@ -106,7 +106,8 @@ def cholesky(xp: Any, a: Any) -> tuple[Any, Any]:
     low = xp.tril(a).reshape((-1, n, n))
     info = info.reshape(-1)
     for j in range(n):
-        d = (low[:, j, j] - (xp.abs(low[:, j, :j]) ** 2).sum(axis=-1)).real
+        # conj(x)·x as zpotrf's zdotc: NaN for x = inf+nanj, where |x|² is inf
+        d = (low[:, j, j] - (xp.conj(low[:, j, :j]) * low[:, j, :j]).sum(axis=-1)).real
         active = info == 0
         ok = active & (d > 0)
         failed = active & ~ok
