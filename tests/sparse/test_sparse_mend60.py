@@ -92,3 +92,11 @@ def test_bmm_gradcheck_float64():
     d = ember.randn(2, 3, 2, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda v, d: ember.bmm(_uncoalesced_batch(ember, v), d),
                                     (v, d))
+
+
+def test_type_of_the_own_dtype_is_self_as_torch():
+    s, t = ember.eye(2).to_sparse(), torch.eye(2).to_sparse()
+    for e_arg, t_arg in ((ember.float32, torch.float32),
+                         ("torch.sparse.FloatTensor", "torch.sparse.FloatTensor")):
+        assert (s.type(e_arg) is s) == (t.type(t_arg) is t) is True
+    assert s.type(ember.float64).dtype == ember.float64

@@ -294,7 +294,8 @@ def _type(self: SparseTensor, dtype: Any = None, non_blocking: bool = False,
         return self._vals.type().replace("ember.", "ember.sparse.", 1)
     if isinstance(dtype, str):
         dtype = dtype.replace(".sparse.", ".", 1)
-    return self.to(self._vals.type(dtype, non_blocking, **kwargs).dtype)
+    dtype = self._vals.detach()[:0].type(dtype, non_blocking, **kwargs).dtype  # (no values cast)
+    return self if dtype == self.dtype else self.to(dtype)  # (``self`` as PyTorch's)
 
 
 SparseTensor.type = _type
