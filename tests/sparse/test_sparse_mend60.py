@@ -100,3 +100,10 @@ def test_type_of_the_own_dtype_is_self_as_torch():
                          ("torch.sparse.FloatTensor", "torch.sparse.FloatTensor")):
         assert (s.type(e_arg) is s) == (t.type(t_arg) is t) is True
     assert s.type(ember.float64).dtype == ember.float64
+
+
+def test_is_same_size_of_a_non_tensor_is_a_type_error_as_torch():
+    s = ember.eye(2).to_sparse()
+    with pytest.raises(TypeError, match="is_same_size.*other.*int"):
+        s.is_same_size(3)
+    assert s.is_same_size(ember.zeros(2, 2)) and not s.is_same_size(ember.zeros(2).to_sparse())

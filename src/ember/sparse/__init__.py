@@ -271,6 +271,9 @@ def _new_zeros(self: SparseTensor, *size: Any, dtype: Any = None, device: Any = 
 
 def _is_same_size(self: SparseTensor, other: Any) -> bool:
     """``S.is_same_size(other)``: whether the shapes match (any layout, as PyTorch's)."""
+    if not isinstance(other, (Tensor, SparseTensor)):
+        raise ArgumentTypeError(f"is_same_size(): argument 'other' (position 1) must be a "
+                                f"tensor (dense or sparse), not {type_name(other)}")
     return tuple(self.shape) == tuple(other.shape)
 
 
