@@ -2,22 +2,25 @@
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 import ember.nn.functional as F
-from ember.errors import ShapeError
+from ember.errors import DTypeError, ShapeError
 
 
-def test_hardsigmoid_hardswish_integer_inputs_do_not_wrap():
-    # torch has no integer kernel; ember promotes to float, and must not wrap x + 3 in uint8
-    # or int8 first (253 + 3 gave 0, so hardswish(253) was 0 and hardswish(255) 85)
-    x = np.array([253, 255, 0, 2, 7], dtype=np.uint8)
-    ref = x.astype(np.float64)
-    want_sig = np.clip(ref + 3, 0, 6) / 6
-    np.testing.assert_allclose(F.hardsigmoid(ember.tensor(x)).numpy(), want_sig, rtol=1e-6)
-    np.testing.assert_allclose(F.hardswish(ember.tensor(x)).numpy(), ref * want_sig, rtol=1e-6)
-    i8 = np.array([126, 127, -128], dtype=np.int8)
-    np.testing.assert_allclose(F.hardswish(ember.tensor(i8)).numpy(), [126.0, 127.0, -0.0])
+@pytest.mark.parametrize("name", ["hardsigmoid", "hardswish"])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "bool"])
+def test_hardsigmoid_hardswish_refuse_integer_and_bool_inputs_as_torch(name, dtype):
+    # torch has no integer or bool kernel (NotImplementedError "hardswish_cpu" not implemented
+    # for 'Byte'), as for silu, gelu, elu...; ember promoted to float (bool: hardswish(True)
+    # was 0.667)
+    x = np.array([253, 1, 0], dtype=np.uint8).astype(dtype)
+    with pytest.raises(NotImplementedError):
+        getattr(torch.nn.functional, name)(torch.tensor(x))
+    for inplace in (False, True):
+        with pytest.raises(DTypeError, match=rf"{name}: needs a floating tensor, got {dtype}"):
+            getattr(F, name)(ember.tensor(x), inplace=inplace)
 
 
 def test_sdpa_with_zero_features_attends_uniformly():

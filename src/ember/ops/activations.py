@@ -416,10 +416,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.hardsigmoid(ember.tensor([-4.0, 0.0, 1.5]))
         tensor([0.0000, 0.5000, 0.7500])
     """
-    if input.dtype.is_floating_point:  # (one op; other dtypes: the composite's promotion)
-        return _run(input, inplace, "hardsigmoid", lambda x: apply(Hardsigmoid, x))
-    # (+ 3.0 promotes first: integer + 3 would wrap a uint8 253 to 0)
-    return _run(input, inplace, "hardsigmoid", lambda x: hardtanh(x + 3.0, 0.0, 6.0) / 6)
+    _floating("hardsigmoid", input)  # (as PyTorch: no integer or bool kernel)
+    return _run(input, inplace, "hardsigmoid", lambda x: apply(Hardsigmoid, x))
 
 
 @hands_over
@@ -430,9 +428,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.hardswish(ember.tensor([-4.0, 0.0, 1.5]))
         tensor([-0.0000, 0.0000, 1.1250])
     """
-    if input.dtype.is_floating_point:
-        return _run(input, inplace, "hardswish", lambda x: apply(Hardswish, x))
-    return _run(input, inplace, "hardswish", lambda x: x * hardsigmoid(x))
+    _floating("hardswish", input)
+    return _run(input, inplace, "hardswish", lambda x: apply(Hardswish, x))
 
 
 def softsign(input: Tensor) -> Tensor:
