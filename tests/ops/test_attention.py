@@ -184,3 +184,17 @@ def test_attention_mask_that_enlarges_the_weights_is_refused_as_torch(path, kind
             F.scaled_dot_product_attention(*[ember.tensor(q)] * 3, attn_mask=ember.tensor(mask))
     out = F.scaled_dot_product_attention(*[ember.tensor(q)] * 3, attn_mask=ember.tensor(mask[0]))
     assert out.shape == q.shape
+
+
+@pytest.mark.parametrize("length", [4, 512])  # (the composite path, the blockwise one)
+def test_attention_mask_error_with_gqa_names_the_callers_key_shape(length):
+    # the message named the key after enable_gqa's head repeat, (1, 8, L, 16), not the
+    # caller's (1, 2, L, 16)
+    from ember.errors import ShapeError
+
+    q, kv = ember.randn(1, 8, length, 16), ember.randn(1, 2, length, 16)
+    mask = ember.ones(3, length, length, dtype=ember.bool)
+    with pytest.raises(ShapeError, match=rf"weights' shape \(1, 8, {length}, {length}\) .* of "
+                                         rf"query \(1, 8, {length}, 16\) and key "
+                                         rf"\(1, 2, {length}, 16\)\. Hint"):
+        F.scaled_dot_product_attention(q, kv, kv, attn_mask=mask, enable_gqa=True)

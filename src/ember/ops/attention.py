@@ -96,6 +96,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise ArgumentError(f"{op}: an explicit attn_mask cannot be combined with is_causal=True")
     if attn_mask is not None:
         _check_mask_dtype(op, query, attn_mask)
+    given = key  # (the caller's, for the mask's error: enable_gqa repeats its heads)
     if enable_gqa and query.ndim >= 3:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or hq % value.shape[-3]:
@@ -109,7 +110,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     backend = choose_backend(_blockwise_problem(query, key, value, attn_mask, dropout_p), large)
     if backend is SDPBackend.FLASH_ATTENTION:
         if attn_mask is not None:  # (a large problem: the check's microseconds are nothing)
-            _check_mask_shape(op, query, key, attn_mask)
+            _check_mask_shape(op, query, key, attn_mask, given)
         return blockwise_attention(query, key, value, attn_mask, is_causal, factor)
     dtype = query.dtype
     low = dtype.name in ("float16", "bfloat16") and key.dtype is dtype and value.dtype is dtype
@@ -119,7 +120,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         weights = _weights(query, key, attn_mask, is_causal, factor)
     except ShapeError:  # (a small problem: the mask's shape is checked once something failed)
         if attn_mask is not None:
-            _check_mask_shape(op, query, key, attn_mask)
+            _check_mask_shape(op, query, key, attn_mask, given)
         raise
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, generator=generator)
@@ -140,8 +141,10 @@ def _check_mask_dtype(op: str, query: Tensor, attn_mask: Tensor) -> None:
                      f"({query.dtype.name}), got {kind.name}. Hint: convert it, e.g. {hint}")
 
 
-def _check_mask_shape(op: str, query: Tensor, key: Tensor, attn_mask: Tensor) -> None:
-    """A ShapeError naming the weights' shape (…, L, S) when the mask does not broadcast to it.
+def _check_mask_shape(op: str, query: Tensor, key: Tensor, attn_mask: Tensor,
+                      given: Tensor) -> None:
+    """A ShapeError naming the weights' shape (…, L, S) when the mask does not broadcast to it
+    (``given``: the key as the caller passed it, before enable_gqa's repeat of its heads).
     PyTorch's rule: the mask may not enlarge the weights (else the failure surfaced from inside,
     as a ``where`` or ``add`` of unexplained shapes, or the output grew)."""
     lead, ms = query.shape[:-2], attn_mask.shape
@@ -151,7 +154,7 @@ def _check_mask_shape(op: str, query: Tensor, key: Tensor, attn_mask: Tensor) ->
     if len(ms) > len(weights) or any(m != w and m != 1 for m, w in zip(ms[::-1], weights[::-1])):
         raise ShapeError(f"{op}: attn_mask of shape {tuple(ms)} does not broadcast to the "
                          f"attention weights' shape {weights} (…, L, S) of query "
-                         f"{tuple(query.shape)} and key {tuple(key.shape)}. Hint: a mask is "
+                         f"{tuple(query.shape)} and key {tuple(given.shape)}. Hint: a mask is "
                          f"(L, S) or (N, heads, L, S), with 1 for a size to share") from None
 
 
