@@ -93,18 +93,26 @@ def cholesky(xp: Any, a: Any) -> tuple[Any, Any]:
     """``(L, info)`` with ``A = L Lᴴ`` from ``A``'s lower triangle: LAPACK's ``potrf``, which
     stops at the first leading minor that is not positive-definite (``info`` is its order, 0
     if none) and leaves that column's diagonal and the columns after it as they were."""
-    info = xp.zeros(a.shape[:-2], np.int32)
     try:
         low = xp.linalg.cholesky(a)
-        # potrf stops at a NaN pivot too; NumPy's cholesky returns NaNs and no error (and, on
-        # OpenBLAS, inf·(1/inf) = 0 where an infinite pivot divides an infinite entry, not NaN)
-        if xp.isfinite(xp.diagonal(low, axis1=-2, axis2=-1)).all():
-            return low, info
-    except np.linalg.LinAlgError:
-        pass
+    except np.linalg.LinAlgError:  # (NumPy does not say which matrix failed)
+        return _potrf(xp, a)
+    info = xp.zeros(a.shape[:-2], np.int32)
+    # potrf stops at a NaN pivot too; NumPy's cholesky returns NaNs and no error (and, on
+    # OpenBLAS, inf·(1/inf) = 0 where an infinite pivot divides an infinite entry, not NaN):
+    # those matrices alone go through the loop, the others keep LAPACK's factor
+    finite = xp.isfinite(xp.diagonal(low, axis1=-2, axis2=-1))
+    if not finite.all():
+        bad = ~finite.all(axis=-1)
+        low[bad], info[bad] = _potrf(xp, a[bad])
+    return low, info
+
+
+def _potrf(xp: Any, a: Any) -> tuple[Any, Any]:
+    """:func:`cholesky` column by column, vectorized over the batch."""
     n = a.shape[-1]
     low = xp.tril(a).reshape((-1, n, n))
-    info = info.reshape(-1)
+    info = xp.zeros(low.shape[0], np.int32)
     for j in range(n):
         # conj(x)·x as zpotrf's zdotc: NaN for x = inf+nanj, where |x|² is inf
         d = (low[:, j, j] - (xp.conj(low[:, j, :j]) * low[:, j, :j]).sum(axis=-1)).real
