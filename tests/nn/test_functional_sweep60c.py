@@ -1,5 +1,7 @@
 """Fixes from the functional sweep of session 60 (sweep60c), checked against torch 2.13."""
 
+import inspect
+
 import numpy as np
 import pytest
 import torch
@@ -55,6 +57,18 @@ def test_normalize_takes_out_as_torch():
     np.testing.assert_allclose(out.numpy(), x / np.linalg.norm(x, axis=1, keepdims=True))
     np.testing.assert_allclose(F.normalize(ember.tensor(x), p=1, dim=0).numpy(),
                                [[1.0, 4 / 6], [0.0, 2 / 6]], rtol=1e-6)
+
+
+def test_normalize_takes_out_as_fifth_positional_argument_as_torch():
+    # torch's F.normalize(input, p, dim, eps, out) is a Python function: out is an ordinary
+    # parameter; ember took it only as a keyword (TypeError: 5 positional arguments)
+    x = np.array([[3.0, 4.0], [1.0, -2.0]], dtype=np.float32)
+    t_out = torch.empty(2, 2)
+    torch.nn.functional.normalize(torch.tensor(x), 1.0, 0, 1e-12, t_out)
+    out = ember.empty(2, 2)
+    assert F.normalize(ember.tensor(x), 1.0, 0, 1e-12, out) is out
+    np.testing.assert_allclose(out.numpy(), t_out.numpy(), rtol=1e-6)
+    assert list(inspect.signature(F.normalize).parameters) == ["input", "p", "dim", "eps", "out"]
 
 
 def test_one_hot_takes_torch_keyword_input():
