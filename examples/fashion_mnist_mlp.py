@@ -82,6 +82,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
+    if args.batch_size < 1:  # (0 divided by zero below; a negative size trained nothing)
+        parser.error(f"--batch-size must be at least 1, got {args.batch_size}")
     ember.manual_seed(args.seed)
     x_train, y_train = load("train")
     x_test, y_test = load("test")

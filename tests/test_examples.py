@@ -59,3 +59,13 @@ def test_mlp_example_batch_larger_than_the_data_is_refused(monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["mlp.py", "--batch-size", "4", "--epochs", "1"])
     mlp.main()
     assert "train loss" in (out := capsys.readouterr().out) and "(running mean)" in out
+
+
+@pytest.mark.parametrize("size", ["0", "-5"])
+def test_mlp_example_non_positive_batch_is_refused(monkeypatch, capsys, size):
+    mlp = load_example("fashion_mnist_mlp")
+    monkeypatch.setattr(mlp, "load", lambda split: pytest.fail("read the data first"))
+    monkeypatch.setattr(sys, "argv", ["mlp.py", "--batch-size", size])
+    with pytest.raises(SystemExit):  # was ZeroDivisionError (0), no step at all (-5)
+        mlp.main()
+    assert f"--batch-size must be at least 1, got {size}" in capsys.readouterr().err
