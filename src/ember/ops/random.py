@@ -378,6 +378,14 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     check_strided("randperm", layout)
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     n = _non_negative("randperm", "n", n)
+    if dt is dtypes.bool_ or dt.is_complex:
+        raise DTypeError(f"randperm: not implemented for {dt.name}, as in PyTorch. Hint: draw "
+                         "an integer dtype and convert with .to()")
+    if dt in (dtypes.float16, dtypes.float32, dtypes.float64) and n - 1 > 2 ** (
+            digits := ml_dtypes.finfo(dt.np).nmant + 1):  # (bfloat16 only warns, as torch)
+        raise ArgumentError(f"randperm: n cannot be greater than 2**{digits}+1 for {dt.name}, "
+                            f"got {n}: past it {dt.name} rounds integers, so the result would "
+                            "not be a permutation, as PyTorch refuses. Hint: draw int64")
     if n:
         refuse_limited("randperm", dt, dtypes.WIDE_UNSIGNED)
         check_draw_bounds("randperm", 0, n - 1, dt)

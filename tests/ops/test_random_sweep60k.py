@@ -1,0 +1,25 @@
+"""Random ops against PyTorch: cases the sweep60k differential sweep found diverging."""
+
+import pytest
+import torch
+
+import ember
+from ember.errors import ArgumentError, DTypeError
+
+
+@pytest.mark.parametrize("dtype, n", [("float16", 2050), ("float32", 2 ** 24 + 2)])
+def test_randperm_past_the_float_exact_integers_raises_like_torch(dtype, n):
+    with pytest.raises(RuntimeError, match="n cannot be greater than"):
+        torch.randperm(n, dtype=getattr(torch, dtype))
+    with pytest.raises(ArgumentError, match=f"randperm: n cannot be greater than .* {dtype}"):
+        ember.randperm(n, dtype=getattr(ember, dtype))
+    last = ember.randperm(2049, dtype=ember.float16).to(ember.int64)  # 0 … 2048 are exact
+    assert sorted(last.tolist()) == list(range(2049))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "complex64"])
+def test_randperm_refuses_bool_and_complex_like_torch(dtype):
+    with pytest.raises(NotImplementedError):
+        torch.randperm(2, dtype=getattr(torch, dtype))
+    with pytest.raises(DTypeError, match=f"randperm: not implemented for {dtype}"):
+        ember.randperm(2, dtype=getattr(ember, dtype))
