@@ -23,3 +23,11 @@ def test_randperm_refuses_bool_and_complex_like_torch(dtype):
         torch.randperm(2, dtype=getattr(torch, dtype))
     with pytest.raises(DTypeError, match=f"randperm: not implemented for {dtype}"):
         ember.randperm(2, dtype=getattr(ember, dtype))
+
+
+@pytest.mark.parametrize("bounds", [(), (5,), (-3, 2)])
+def test_random_fill_refuses_complex_like_torch(bounds):
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        torch.zeros(3, dtype=torch.complex64).random_(*bounds)
+    with pytest.raises(DTypeError, match="random_: integers cannot be drawn into a complex64"):
+        ember.zeros(3, dtype=ember.complex64).random_(*bounds)

@@ -61,6 +61,9 @@ def random_(self: Tensor, from_: Any = _UNSET, to: Any = _UNSET, *,
     """
     refuse_inference_write(self, "random_")  # (before drawing, as PyTorch)
     refuse_limited("random_", self.dtype, dtypes.WIDE_UNSIGNED)
+    if self.dtype.is_complex:
+        raise DTypeError(f"random_: integers cannot be drawn into a {self.dtype.name} tensor, as "
+                         "in PyTorch. Hint: fill a real tensor and convert with .to()")
     if to is _UNSET:
         from_, to = 0, (None if from_ is _UNSET else from_)
     elif from_ is _UNSET:  # random_(to=n)
