@@ -60,6 +60,10 @@ def main() -> None:
     parser.add_argument("--sample-every", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    for name in ("batch_size", "block_size", "layers", "d_model", "sample_every"):
+        if getattr(args, name) < 1:  # (0 made NaN losses, a modulo by zero, a GPT error)
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got "
+                         f"{getattr(args, name)}")
 
     ember.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)

@@ -69,3 +69,13 @@ def test_mlp_example_non_positive_batch_is_refused(monkeypatch, capsys, size):
     with pytest.raises(SystemExit):  # was ZeroDivisionError (0), no step at all (-5)
         mlp.main()
     assert f"--batch-size must be at least 1, got {size}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--batch-size", "--block-size", "--sample-every"])
+def test_char_gpt_non_positive_sizes_are_refused_by_name(monkeypatch, capsys, flag):
+    char_gpt = load_example("char_gpt")
+    monkeypatch.setattr(char_gpt, "stdlib_text", lambda n: pytest.fail("read the data first"))
+    monkeypatch.setattr(sys, "argv", ["char_gpt.py", flag, "0", "--steps", "1"])
+    with pytest.raises(SystemExit):  # was NaN losses (batch), a GPT error (block), a
+        char_gpt.main()              # ZeroDivisionError (sample-every)
+    assert f"{flag} must be at least 1, got 0" in capsys.readouterr().err
