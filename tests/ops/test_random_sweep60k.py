@@ -31,3 +31,15 @@ def test_random_fill_refuses_complex_like_torch(bounds):
         torch.zeros(3, dtype=torch.complex64).random_(*bounds)
     with pytest.raises(DTypeError, match="random_: integers cannot be drawn into a complex64"):
         ember.zeros(3, dtype=ember.complex64).random_(*bounds)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda m, g: m.rand(3, generator=g), lambda m, g: m.randint(3, (2,), generator=g),
+    lambda m, g: m.multinomial(m.ones(3), 2, generator=g),
+    lambda m, g: m.zeros(3).normal_(generator=g)])
+def test_a_generator_of_the_wrong_type_is_named_in_a_type_error(draw):
+    with pytest.raises(TypeError):
+        draw(torch, 5)
+    with pytest.raises(TypeError, match="generator must be an ember.Generator or None, got "
+                                        "builtins.int"):
+        draw(ember, 5)

@@ -21,6 +21,7 @@ from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
 from ember.errors import (
     ArgumentError,
+    ArgumentTypeError,
     DTypeError,
     GradError,
     OpError,
@@ -71,7 +72,14 @@ class Sample(Primitive):
     pure = False  # each call draws new numbers
 
     def rng(self, generator: Generator | None) -> np.random.Generator:
-        return (generator or default_generator)._rng
+        if generator is None:
+            return default_generator._rng
+        if not isinstance(generator, Generator):
+            kind = type(generator)
+            raise ArgumentTypeError(f"{self.name}: generator must be an ember.Generator or None, "
+                                    f"got {kind.__module__}.{kind.__qualname__}. Hint: "
+                                    "ember.Generator().manual_seed(seed)")
+        return generator._rng
 
 
 class _FromShape(Sample):
