@@ -43,3 +43,15 @@ def test_a_generator_of_the_wrong_type_is_named_in_a_type_error(draw):
     with pytest.raises(TypeError, match="generator must be an ember.Generator or None, got "
                                         "builtins.int"):
         draw(ember, 5)
+
+
+def test_randint_like_takes_high_as_a_keyword_like_torch():
+    t = torch.randint_like(torch.zeros(500), high=3)
+    e = ember.randint_like(ember.zeros(500), high=3)
+    assert e.dtype == ember.float32 and t.dtype == torch.float32
+    assert set(e.tolist()) == set(t.tolist()) == {0.0, 1.0, 2.0}
+    assert set(ember.randint_like(ember.zeros(500), 2, high=4).tolist()) == {2.0, 3.0}
+    with pytest.raises(TypeError):
+        torch.randint_like(torch.zeros(3))
+    with pytest.raises(TypeError, match="randint_like.* missing its upper bound"):
+        ember.randint_like(ember.zeros(3))

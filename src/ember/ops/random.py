@@ -540,18 +540,22 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any 
                          requires_grad, layout, memory_format)
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *,
+def randint_like(input: Tensor, low: int | None = None, high: int | None = None, *,
                  generator: Generator | None = None, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False, layout: Any = None,
                  memory_format: memory_format = preserve_format) -> Tensor:
-    """Integers from ``[low, high)`` (``[0, low)`` given one bound) shaped (and laid out, see
-    ``memory_format``) like ``input``, in its dtype unless ``dtype`` is given.
+    """Integers from ``[low, high)`` (``[0, low)`` given one bound, ``[0, high)`` given only
+    ``high=``) shaped (and laid out, see ``memory_format``) like ``input``, in its dtype unless
+    ``dtype`` is given.
 
     Example:
         >>> ember.randint_like(ember.zeros(2, dtype=ember.int32), 5).dtype
         ember.int32
     """
-    bounds = (0, low) if high is None else (low, high)
+    if low is None and high is None:
+        raise ArgumentTypeError("randint_like() missing its upper bound: pass high (as "
+                                "randint_like(input, high) or high=)")
+    bounds = (0, low) if high is None else (0 if low is None else low, high)
     return _like_samples(randint, randint_like, input, bounds, generator, dtype, device,
                          requires_grad, layout, memory_format)
 
