@@ -162,3 +162,20 @@ def test_in_place_and_out_gemms_are_left_alone_as_in_torch():
         np.testing.assert_allclose(into.numpy(), a @ a, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(acc.numpy(), a @ a, rtol=1e-6, atol=1e-6)
         assert str(lowered.dtype).endswith("bfloat16")
+
+
+def test_state_restored_on_exit_casts_after_the_setter_turned_it_off_inside():
+    # set_autocast_enabled(True), a context, set_autocast_enabled(False) inside: on exit
+    # autocast reported itself on again but ran matmuls in float32 (its handler was gone)
+    def run(lib):
+        lib.set_autocast_enabled("cpu", True)
+        try:
+            with lib.autocast("cpu"):
+                lib.set_autocast_enabled("cpu", False)
+            a = lib.ones(2, 2)
+            return lib.is_autocast_enabled("cpu"), str((a @ a).dtype).split(".")[-1]
+        finally:
+            lib.set_autocast_enabled("cpu", False)
+    assert run(ember) == run(torch) == (True, "bfloat16")
+    a = ember.ones(2, 2)
+    assert (a @ a).dtype is ember.float32

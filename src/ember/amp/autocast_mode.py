@@ -343,6 +343,11 @@ class autocast:
         if pushed and entered == thread:
             pop_handler(_handler)
         STATE.enabled, STATE.dtype, STATE.cache_enabled, DISPATCH.casting = saved
+        if STATE.enabled and _handler not in DISPATCH.stack:
+            # set_autocast_enabled(False) inside took out the handler the setter had put in
+            # before: back in, the setter's again, or the restored state would not cast
+            push_handler(_handler)
+            STATE.pushed_by_setter = True
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
