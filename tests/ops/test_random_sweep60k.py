@@ -55,3 +55,14 @@ def test_randint_like_takes_high_as_a_keyword_like_torch():
         torch.randint_like(torch.zeros(3))
     with pytest.raises(TypeError, match="randint_like.* missing its upper bound"):
         ember.randint_like(ember.zeros(3))
+
+
+@pytest.mark.parametrize("fill, dtype", [
+    (lambda t: t.geometric_(0.5), "bool"), (lambda t: t.geometric_(0.5), "complex64"),
+    (lambda t: t.bernoulli_(0.5), "complex64"),
+    (lambda t: t.bernoulli_(t.real.new_full((3,), 0.5)), "complex64")])
+def test_geometric_and_bernoulli_fills_refuse_what_torch_refuses(fill, dtype):
+    with pytest.raises(NotImplementedError):
+        fill(torch.zeros(3, dtype=getattr(torch, dtype)))
+    with pytest.raises(DTypeError, match="not implemented for"):
+        fill(ember.zeros(3, dtype=getattr(ember, dtype)))

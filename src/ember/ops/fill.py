@@ -138,6 +138,9 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
         tensor([[0., 1.],
                 [0., 1.]])
     """
+    if self.dtype.is_complex:
+        raise DTypeError("bernoulli_: not implemented for complex tensors, as in PyTorch. Hint: "
+                         "fill a real tensor and convert with .to()")
     if isinstance(p, Tensor) and p.ndim:
         if not p.dtype.is_floating_point:
             raise DTypeError(f"bernoulli_: probabilities must be floating, got {p.dtype.name}")

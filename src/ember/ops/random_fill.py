@@ -106,6 +106,9 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
         True
     """
     refuse_inference_write(self, "geometric_")  # (before drawing, as PyTorch)
+    if self.dtype is dtypes.bool_ or self.dtype.is_complex:
+        raise DTypeError(f"geometric_: not implemented for {self.dtype.name} tensors, as in "
+                         "PyTorch. Hint: fill a real integer or floating tensor")
     if not 0 < p < 1:
         raise ArgumentError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     u = _uniform(self, generator)
