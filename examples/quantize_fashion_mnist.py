@@ -55,6 +55,12 @@ def main() -> None:
     parser.add_argument("--train-images", type=int, default=20000)
     parser.add_argument("--calibration-batches", type=int, default=8)
     args = parser.parse_args()
+    # (0 gave an untrained or uncalibrated model; a negative --train-images trained on all
+    # but that many images)
+    for name in ("train_images", "calibration_batches"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got "
+                         f"{getattr(args, name)}")
     ember.manual_seed(0)
     x, y = images(train=True)
     x, y = x[:args.train_images], y[:args.train_images]

@@ -79,3 +79,14 @@ def test_char_gpt_non_positive_sizes_are_refused_by_name(monkeypatch, capsys, fl
     with pytest.raises(SystemExit):  # was NaN losses (batch), a GPT error (block), a
         char_gpt.main()              # ZeroDivisionError (sample-every)
     assert f"{flag} must be at least 1, got 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag,value", [("--train-images", "0"), ("--train-images", "-5"),
+                                        ("--calibration-batches", "0")])
+def test_quantize_example_non_positive_counts_are_refused(monkeypatch, capsys, flag, value):
+    quantize = load_example("quantize_fashion_mnist")
+    monkeypatch.setattr(quantize, "images", lambda train: pytest.fail("read the data first"))
+    monkeypatch.setattr(sys, "argv", ["quantize.py", flag, value])
+    with pytest.raises(SystemExit):  # was an untrained or uncalibrated model's accuracy, or
+        quantize.main()              # (-5) training on all but the last 5 images
+    assert f"{flag} must be at least 1, got {value}" in capsys.readouterr().err
