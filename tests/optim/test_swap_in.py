@@ -106,8 +106,12 @@ def test_entering_the_block_inside_a_compiled_function_is_refused():
         with ember.optim.swap_in_optimizer_params_and_state(opt, {"o": o}, saved):
             return _step(opt, o, g)
 
-    with pytest.raises(RuntimeError, match="compiled step inside the with block"):
+    with pytest.raises(RuntimeError, match="enter the block outside the traced function"):
         ember.jit.compile(f)(ember.ones(2))
+    for trace in (lambda: ember.jit.trace(f, (ember.ones(2),)),  # (wording: not only compile)
+                  lambda: ember.cond(ember.tensor(True), f, f, (ember.ones(2),))):
+        with pytest.raises(RuntimeError, match="while a function is being traced"):
+            trace()
     np.testing.assert_allclose(w.detach().numpy(), [0.9, 1.9])
     assert opt.param_groups[0]["params"] == [w]
 

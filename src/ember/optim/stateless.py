@@ -92,8 +92,9 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
     (an ``optimizer.state_dict()``-shaped dict); on exit, also by an exception, its own
     parameters, options and state come back. In-place updates of the swap-in state tensors
     (the step's) stay in ``swapin_optim_state``; entries added or replaced in the state during
-    the block do not. Entering the block inside an ``ember.jit.compile``'d function is refused:
-    call the compiled step inside the block.
+    the block do not. Entering the block while a function is being traced (``ember.compile``,
+    ``ember.jit.trace``, ``ember.export``, an ``ember.cond`` branch) is refused: enter it
+    outside and call the compiled step inside the block.
 
     Example:
         >>> w = ember.tensor([1.0, 2.0], requires_grad=True)
@@ -109,9 +110,11 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
         tensor([0.9000, 1.9000], requires_grad=True)
     """
     if OPTIMIZER_TRACE.tracer is not None:  # (a graph would replay the step on the own params)
-        raise ArgumentError(f"{_NAME} inside ember.jit.compile: a compiled call replays the "
-                            "step on the optimizer's own parameters; call the compiled step "
-                            f"inside the with block instead (with {_NAME}(...): step(...))")
+        raise ArgumentError(f"{_NAME} entered while a function is being traced (ember.compile, "
+                            "ember.jit.trace, ember.export, an ember.cond branch): the graph "
+                            "would replay the step on the optimizer's own parameters; hint: "
+                            "enter the block outside the traced function and call it inside "
+                            f"(with {_NAME}(...): step(...))")
     parameters = list(swapin_parameters.values())
     problem = next(_layout_problems(optimizer, len(parameters), swapin_optim_state), None)
     if problem is not None:
