@@ -198,6 +198,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return _pinv(input, 0.0, as_float(rcond, "pinverse", "rcond"), "pinverse")
 
 
+@float32_under_autocast  # (PyTorch's CPU float32 list: the default rtol is float32's eps)
 def matrix_rank(input: Tensor, tol: Tolerance = None, hermitian: bool = False, *,
                 atol: Tolerance = None, rtol: Tolerance = None) -> Tensor:
     """The number of singular values above ``max(atol, rtol · σ₁)`` (defaults and tensor
