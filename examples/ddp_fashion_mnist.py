@@ -39,9 +39,16 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--train-size", type=int, default=None, help="first N images only")
     args = parser.parse_args()
+    for name in ("batch_size", "train_size"):  # (0 crashed in MPI or trained on nothing)
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {value}")
 
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if args.batch_size % world:  # each rank's share is batch_size // world
+        parser.error(f"--batch-size {args.batch_size} does not split evenly over {world} "
+                     f"ranks; give a multiple of {world}")
     ember.manual_seed(0)  # the same weights everywhere (DDP also broadcasts rank 0's)
     train = tensors(True, args.train_size)
     sampler = dist.DistributedSampler(train, shuffle=True, seed=0)

@@ -90,3 +90,20 @@ def test_quantize_example_non_positive_counts_are_refused(monkeypatch, capsys, f
     with pytest.raises(SystemExit):  # was an untrained or uncalibrated model's accuracy, or
         quantize.main()              # (-5) training on all but the last 5 images
     assert f"{flag} must be at least 1, got {value}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--batch-size", "0"], "--batch-size must be at least 1, got 0"),
+    (["--train-size", "-5"], "--train-size must be at least 1, got -5"),
+    (["--batch-size", "64"], "--batch-size 64 does not split evenly over 3 ranks")])
+def test_ddp_example_bad_sizes_are_refused_by_name(monkeypatch, capsys, argv, message):
+    import ember.distributed as dist
+    ddp = load_example("ddp_fashion_mnist")
+    monkeypatch.setattr(dist, "init_process_group", lambda backend: None)
+    monkeypatch.setattr(dist, "get_rank", lambda: 0)
+    monkeypatch.setattr(dist, "get_world_size", lambda: 3)
+    monkeypatch.setattr(ddp, "tensors", lambda train, limit: pytest.fail("read the data"))
+    monkeypatch.setattr(sys, "argv", ["ddp.py", *argv])
+    with pytest.raises(SystemExit):  # was an MPI abort (0), training on all but 5 images
+        ddp.main()                   # (-5), a global batch of 63, not 64 (3 ranks)
+    assert message in capsys.readouterr().err
