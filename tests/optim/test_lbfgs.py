@@ -126,6 +126,9 @@ def test_parameters_without_gradients_and_an_optimum():
     (lambda p: ember.optim.LBFGS(p, line_search_fn="armijo"), ValueError, "strong_wolfe"),
     (lambda p: ember.optim.LBFGS(p, lr=-1.0), ValueError, "Invalid learning rate"),
     (lambda p: ember.optim.LBFGS(p).step(None), TypeError, "needs a closure"),
+    # (PyTorch 2.13 takes 0 and raises IndexError: pop from empty list at the second iteration)
+    (lambda p: ember.optim.LBFGS(p, history_size=0), ValueError, "history_size must be"),
+    (lambda p: ember.optim.LBFGS(p, history_size=2.0), ValueError, "history_size must be"),
 ])
 def test_errors(call, error, match):
     ep, _ = pair()
@@ -232,3 +235,25 @@ def test_history_size_raised_after_steps_steps_as_torch_with_al_padded():
             opt.step(closure(lib, opt, [w]))
         values.append(w.detach().numpy().copy())
     np.testing.assert_allclose(values[1], values[0], rtol=1e-9)
+
+
+def test_history_size_lowered_after_steps_drops_the_oldest_pairs():
+    """PyTorch 2.13 raises IndexError (its two-loop runs over more pairs than ``al`` holds);
+    Ember keeps the newest ``history_size`` pairs: the same steps as an LBFGS whose history
+    was cut to them by hand."""
+    values = []
+    for cut in (False, True):
+        w = ember.tensor(np.linspace(-1.0, 2.0, 6), requires_grad=True)
+        opt = ember.optim.LBFGS([w], max_iter=3, history_size=5)
+        for _ in range(2):
+            opt.step(closure(ember, opt, [w]))
+        assert len(opt.state[w]["old_dirs"]) > 2
+        opt.param_groups[0]["history_size"] = 2
+        if cut:
+            for key in ("old_dirs", "old_stps", "ro"):
+                opt.state[w][key] = opt.state[w][key][-2:]
+        for _ in range(2):
+            opt.step(closure(ember, opt, [w]))
+        assert len(opt.state[w]["old_dirs"]) == 2
+        values.append(w.detach().numpy().copy())
+    np.testing.assert_array_equal(values[1], values[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from numbers import Integral
 from typing import Any
 
 from ember.errors import ArgumentError
@@ -23,7 +24,9 @@ class LBFGS(Optimizer):
     stops early when the gradient's largest entry is at most ``tolerance_grad``, or when the
     step or the loss change by less than ``tolerance_change``, or after ``max_eval`` closure
     calls (default ``max_iter * 5 // 4``). One parameter group only; memory grows as
-    ``2 * history_size`` copies of the parameters.
+    ``2 * history_size`` copies of the parameters. A ``history_size`` changed between steps
+    applies from the next step (lowered, the oldest pairs are dropped; PyTorch 2.13 raises
+    IndexError there).
 
     Example:
         >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
@@ -50,6 +53,10 @@ class LBFGS(Optimizer):
         if line_search_fn not in (None, "strong_wolfe"):
             raise ArgumentError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
                                 f"{line_search_fn!r}")
+        if isinstance(history_size, bool) or not isinstance(history_size, Integral) \
+                or history_size < 1:
+            raise ArgumentError(f"LBFGS: history_size must be an int of at least 1 (the number "
+                                f"of step and gradient differences kept), got {history_size!r}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
@@ -145,11 +152,14 @@ class LBFGS(Optimizer):
             return orig_loss
 
         d, prev_flat_grad = _array(state.get("d")), _array(state.get("prev_flat_grad"))
-        old_dirs = [_array(y) for y in state.get("old_dirs", [])]
-        old_stps = [_array(s) for s in state.get("old_stps", [])]
+        # (a history_size lowered since the last step keeps the newest pairs: PyTorch 2.13
+        # raises IndexError in its two-loop recursion)
+        keep = slice(-history_size, None)
+        old_dirs = [_array(y) for y in state.get("old_dirs", [])[keep]]
+        old_stps = [_array(s) for s in state.get("old_stps", [])[keep]]
         # (numbers: a state PyTorch saved holds 0-d tensors, ``ro`` a list of them)
         t, h_diag, prev_loss = (_scalar(state.get(k)) for k in ("t", "H_diag", "prev_loss"))
-        ro = [_scalar(r) for r in state.get("ro", [])]
+        ro = [_scalar(r) for r in state.get("ro", [])[keep]]
         al = state.get("al")  # (PyTorch's two-loop coefficients, kept in the state as its)
         n_iter = 0
         while n_iter < max_iter:
