@@ -89,7 +89,9 @@ def _replace(model: onnx.ModelProto, path: str, outside: bool) -> None:
         if outside:
             _save_external(model, os.path.join(scratch, name))
             load_external_data_for_model(model, scratch)  # (the weights back in the model)
-            os.replace(os.path.join(scratch, name + ".data"), path + ".data")
+            data = os.path.join(scratch, name + ".data")
+            if os.path.exists(data):  # (onnx keeps weights under 1 KiB inside the model)
+                os.replace(data, path + ".data")
         else:
             with open(os.path.join(scratch, name), "wb") as out:
                 out.write(model.SerializeToString())
