@@ -155,6 +155,12 @@ def main() -> None:
                         help="run each training step as an ember.jit graph")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    # (a latent or hidden width of 0 trained a model that ignores its input; --epochs 0 drew
+    # the untrained model; --batch-size 0 failed inside the DataLoader)
+    for name in ("epochs", "latent", "hidden", "batch_size"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got "
+                         f"{getattr(args, name)}")
     if args.train_size < args.batch_size:
         parser.error("--train-size must be at least --batch-size (partial batches are dropped)")
 

@@ -107,3 +107,13 @@ def test_ddp_example_bad_sizes_are_refused_by_name(monkeypatch, capsys, argv, me
     with pytest.raises(SystemExit):  # was an MPI abort (0), training on all but 5 images
         ddp.main()                   # (-5), a global batch of 63, not 64 (3 ranks)
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--epochs", "--latent", "--hidden", "--batch-size"])
+def test_vae_example_non_positive_sizes_are_refused_by_name(monkeypatch, capsys, flag):
+    vae = load_example("vae_fashion_mnist")
+    monkeypatch.setattr(vae, "load_images", lambda *a: pytest.fail("read the data first"))
+    monkeypatch.setattr(sys, "argv", ["vae.py", flag, "0"])
+    with pytest.raises(SystemExit):  # was a model ignoring its input (--latent/--hidden 0),
+        vae.main()                   # an untrained plot, a DataLoader traceback
+    assert f"{flag} must be at least 1, got 0" in capsys.readouterr().err
