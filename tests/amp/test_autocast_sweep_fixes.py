@@ -191,3 +191,15 @@ def test_matrix_rank_of_a_low_precision_input_uses_float32_tolerance_as_torch(dt
         with lib.autocast("cpu", dtype=getattr(lib, dtype)):
             results.append(int(lib.linalg.matrix_rank(lib.tensor(a).to(getattr(lib, dtype)))))
     assert results[0] == results[1] == 3
+
+
+def test_pinv_of_a_low_precision_input_keeps_small_singular_values_as_in_float32():
+    # (Ember runs linear algebra of bfloat16 inputs in float32 under autocast, where PyTorch's
+    # pinv refuses them; its default rtol took bfloat16's eps and dropped the singular value
+    # 0.076 of 3.59: a rank-2 pseudoinverse, off by 11 in one entry)
+    a = np.random.default_rng(3).standard_normal((3, 3)).astype(np.float32)
+    with ember.autocast("cpu"):
+        ours = ember.linalg.pinv(ember.tensor(a).bfloat16())
+    theirs = torch.linalg.pinv(torch.tensor(a).bfloat16().float())
+    assert ours.dtype is ember.float32
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-4)

@@ -167,6 +167,7 @@ def _older_spelling(op: str, old: str, value: Tolerance, atol: Tolerance, rtol: 
     return (value, 0.0) if as_atol else (0.0, value)
 
 
+@float32_under_autocast  # (a low-precision input runs in float32, with float32's default rtol)
 def pinv(input: Tensor, rcond: Tolerance = None, hermitian: bool = False, *,
          atol: Tolerance = None, rtol: Tolerance = None) -> Tensor:
     """The pseudoinverse of a matrix (or of each in a batch): singular values up to
