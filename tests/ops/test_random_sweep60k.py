@@ -77,3 +77,22 @@ def test_normal_of_tensors_keeps_the_mean_dtype_like_torch(mean_dtype, std_dtype
     e = ember.normal(ember.zeros(4, dtype=getattr(ember, mean_dtype)),
                      ember.ones(4, dtype=getattr(ember, std_dtype)))
     assert str(t.dtype) == f"torch.{mean_dtype}" and e.dtype == getattr(ember, mean_dtype)
+
+
+@pytest.mark.parametrize("dtype, low, high", [
+    ("float16", 1000, 1001), ("float16", 5, 6), ("bfloat16", 5, 6), ("float32", 1000, 1001)])
+def test_uniform_fill_never_reaches_to_and_covers_the_grid_evenly_like_torch(dtype, low, high):
+    g = ember.Generator().manual_seed(0)
+    e = ember.zeros(100000, dtype=getattr(ember, dtype)).uniform_(low, high, generator=g)
+    t = torch.zeros(100000, dtype=getattr(torch, dtype)).uniform_(low, high)
+    assert float(e.max()) < high and float(t.max()) < high
+    assert float(e.min()) >= low
+    if (dtype, low) == ("float16", 1000):  # the grid is {1000, 1000.5}: half each, as torch
+        assert abs(float((e == 1000.5).double().mean()) - 0.5) < 0.02
+        assert set(t.unique().tolist()) == set(e.unique().tolist()) == {1000.0, 1000.5}
+
+
+def test_uniform_fill_rounds_its_bounds_to_the_dtype_first_like_torch():
+    e = ember.zeros(1000, dtype=ember.bfloat16).uniform_(-1003, -999)
+    t = torch.zeros(1000, dtype=torch.bfloat16).uniform_(-1003, -999)
+    assert set(e.tolist()) == set(t.tolist()) == {-1004.0}

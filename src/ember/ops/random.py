@@ -282,8 +282,29 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
                             f"largest {dt.name} ({largest}), as PyTorch refuses. Hint: a "
                             "narrower range or a wider dtype")
     low, high = as_doubles(low, high)
+    if dt.is_floating_point:  # (from and to rounded to dt first, as PyTorch's)
+        low, high = (float(np.array(v).astype(dt.np)) for v in (low, high))
+        if dt.itemsize == 2:
+            return _below_high(rand(shape, dtype=dtypes.float64, device=device,
+                                    generator=generator) * (high - low) + low, dt)
     u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
-    return u + (low * (1 + 1j) if u.dtype.is_complex else low)
+    u = u + (low * (1 + 1j) if u.dtype.is_complex else low)
+    if dt.is_floating_point and high > low:  # (a draw rounded up to `to`: the one below it)
+        return u.clamp(max=float(np.nextafter(dt.np.type(high), dt.np.type(-math.inf))))
+    return u
+
+
+def _below_high(draws: Tensor, dt: dtypes.DType) -> Tensor:
+    """float64 ``draws`` from ``[low, high)`` (both held by ``dt``, a 16-bit float) in ``dt``,
+    each rounded down to ``dt``'s grid, as PyTorch's: rounding to nearest would reach ``high``
+    (``uniform_(1000, 1001)`` in float16 gave 1001 a quarter of the time) and give the grid's
+    ends half weight."""
+    from ember.ops.discrete import nextafter
+    from ember.ops.select import where
+
+    out = draws.to(dt)
+    return where(out.to(dtypes.float64) > draws,
+                 nextafter(out, full((), -math.inf, dtype=dt, device=out.device)), out)
 
 
 def _bound(op: str, name: str, value: Any) -> str:
