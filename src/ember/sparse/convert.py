@@ -241,6 +241,8 @@ def empty_sparse(op: str, target: layout, size: tuple, dtype: Any, device: Any,
                  inner: tuple = ()) -> SparseTensor:
     """A ``target`` tensor of ``size`` with no specified elements, made without a dense
     tensor of ``size`` (``inner`` as :func:`empty_index`'s)."""
+    if any(n < 0 for n in size):
+        raise ShapeError(f"{op}: sizes must be non-negative, got {tuple(size)}")
     if target is not sparse_coo and len(size) != 2:
         raise ShapeError(f"{op}: a {target!r} tensor is 2-D (Ember has no batched compressed "
                          f"tensors), got size {tuple(size)}. Hint: use a COO tensor")
