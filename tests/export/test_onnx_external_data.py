@@ -109,3 +109,56 @@ def test_external_data_true_with_only_small_weights_writes_one_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
     np.testing.assert_allclose(_run(tmp_path / "m.onnx", x), model(x).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def _small():
+    ember.manual_seed(1)
+    return ember.nn.Linear(3, 2).eval(), ember.randn(1, 3)
+
+
+def test_a_symlink_keeps_pointing_at_its_target_which_gets_the_new_model(tmp_path):
+    # the export renamed a new file onto the link: the link was gone, its target kept the old
+    # model (as torch, the model is written where the link points, <f>.data beside the link)
+    (tmp_path / "real").mkdir()
+    target, link = tmp_path / "real" / "model.onnx", tmp_path / "link.onnx"
+    target.write_bytes(b"old")
+    link.symlink_to(target)
+    for outside in (False, True):
+        model, x = _small() if not outside else (_model(), ember.randn(2, 32))
+        ember.onnx.export(model, (x,), link, external_data=outside)
+        assert link.is_symlink() and os.readlink(link) == str(target)
+        np.testing.assert_allclose(_run(link, x), model(x).detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert (tmp_path / "link.onnx.data").exists()
+
+
+def test_a_re_export_keeps_the_file_mode_and_hard_links(tmp_path):
+    model, x = _small()
+    path, other = tmp_path / "m.onnx", tmp_path / "other.onnx"
+    path.write_bytes(b"old")
+    os.chmod(path, 0o640)
+    os.link(path, other)
+    ember.onnx.export(model, (x,), path)
+    assert path.stat().st_mode & 0o777 == 0o640 and path.samefile(other)
+    assert other.read_bytes() == path.read_bytes() != b"old"
+    path.unlink()  # (one link again: replaced by a rename, the mode kept all the same)
+    other.write_bytes(b"old")
+    for outside in (False, True):
+        ember.onnx.export(_model(), (ember.randn(2, 32),), other, external_data=outside)
+        assert other.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_fifo_is_written_through_not_replaced(tmp_path):
+    # (a FIFO stands for a device such as /dev/null, which a root export replaced by a file)
+    model, x = _small()
+    fifo = tmp_path / "pipe.onnx"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        ember.onnx.export(model, (x,), fifo)
+        assert fifo.is_fifo()
+        got = os.read(reader, 1 << 16)
+    finally:
+        os.close(reader)
+    assert onnx.load_from_string(got).graph.node
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.onnx"]

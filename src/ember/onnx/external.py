@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
+import stat
 import tempfile
 
 import onnx
@@ -62,7 +64,8 @@ def write(model: onnx.ModelProto, f: str | os.PathLike | io.IOBase,
     """Writes ``model`` to ``f``: a path gets its weights in ``<f>.data`` where
     ``external_data`` is True or the model is over the limit (as torch, even with False); a
     file object takes one message only. A path is written beside itself and then moved into
-    place, so an interrupted write leaves the previous model whole."""
+    place (a symlink's target, keeping the file's mode), so an interrupted write leaves the
+    previous model whole; a device, FIFO or hard-linked file is written through."""
     if external_data is not None and not isinstance(external_data, bool):
         raise ArgumentError("ember.onnx.export: external_data must be True, False or None, "
                             f"got {external_data!r}")
@@ -82,20 +85,50 @@ def write(model: onnx.ModelProto, f: str | os.PathLike | io.IOBase,
 
 
 def _replace(model: onnx.ModelProto, path: str, outside: bool) -> None:
-    """Writes ``model`` (and its ``.data`` where ``outside``) into a temporary folder beside
-    ``path`` under the final names, then moves each into place (a rename: atomic)."""
-    folder, name = os.path.split(os.path.abspath(path))
+    """Writes ``model`` to ``path`` (and its weights to ``<path>.data`` where ``outside``):
+    each file is written into a temporary folder and renamed into place (atomic, with the old
+    file's mode; a symlink's target is the one replaced). A device, FIFO or hard-linked file,
+    or one in a folder Ember cannot write, is written through as ``open(path, "wb")``."""
+    real = os.path.realpath(path)
+    if not outside and (_through(real) or not os.access(os.path.dirname(real), os.W_OK)):
+        with open(real, "wb") as out:
+            out.write(model.SerializeToString())
+        return
+    name, data = os.path.basename(path), path + ".data"
+    folder = os.path.dirname(os.path.realpath(data) if outside else real)
     with tempfile.TemporaryDirectory(dir=folder, prefix=f".{name}.") as scratch:
         if outside:
             _save_external(model, os.path.join(scratch, name))
             load_external_data_for_model(model, scratch)  # (the weights back in the model)
-            data = os.path.join(scratch, name + ".data")
-            if os.path.exists(data):  # (onnx keeps weights under 1 KiB inside the model)
-                os.replace(data, path + ".data")
+            if os.path.exists(os.path.join(scratch, name + ".data")):  # (onnx keeps weights
+                _put(os.path.join(scratch, name + ".data"), data)  # under 1 KiB inside)
         else:
             with open(os.path.join(scratch, name), "wb") as out:
                 out.write(model.SerializeToString())
-        os.replace(os.path.join(scratch, name), path)
+        _put(os.path.join(scratch, name), path)
+
+
+def _through(real: str) -> bool:
+    """Whether the file ``real`` is to be written through rather than replaced: it exists
+    and is not a regular file with one link (a device, a FIFO, a hard-linked file)."""
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return False
+    return not stat.S_ISREG(st.st_mode) or st.st_nlink > 1
+
+
+def _put(new: str, dest: str) -> None:
+    """Moves the file ``new`` onto ``dest``'s real path, or copies it into that file where
+    it is to be written through or lies in another folder (a rename cannot cross it)."""
+    real = os.path.realpath(dest)
+    if _through(real) or os.path.dirname(real) != os.path.dirname(os.path.dirname(new)):
+        with open(new, "rb") as src, open(real, "wb") as out:
+            shutil.copyfileobj(src, out)
+        return
+    if os.path.exists(real):
+        shutil.copymode(real, new)
+    os.replace(new, real)
 
 
 def _save_external(model: onnx.ModelProto, path: str) -> None:
