@@ -295,13 +295,10 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
 
 
 def _below_high(draws: Tensor, dt: dtypes.DType) -> Tensor:
-    """float64 ``draws`` from ``[low, high)`` (both held by ``dt``, a 16-bit float) in ``dt``,
-    each rounded down to ``dt``'s grid, as PyTorch's: rounding to nearest would reach ``high``
-    (``uniform_(1000, 1001)`` in float16 gave 1001 a quarter of the time) and give the grid's
-    ends half weight."""
+    """float64 ``draws`` from ``[low, high)`` (held by ``dt``, a 16-bit float) rounded down onto
+    ``dt``'s grid, as PyTorch's (to nearest, they reach ``high`` and halve the ends' weight)."""
     from ember.ops.discrete import nextafter
     from ember.ops.select import where
-
     out = draws.to(dt)
     return where(out.to(dtypes.float64) > draws,
                  nextafter(out, full((), -math.inf, dtype=dt, device=out.device)), out)
