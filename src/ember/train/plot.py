@@ -12,9 +12,22 @@ def plot_history(history: dict[str, list[Any]], path: str, title: str = "") -> s
 
     ``history`` holds ``step_loss`` (one value per step), ``train_loss`` and
     ``test_accuracy`` (one per epoch). Returns ``path``.
+
+    Example:
+        >>> plot_history({"step_loss": [1.0, 0.5], "train_loss": [0.75],
+        ...               "test_accuracy": [0.5]}, "curves.png")
+        'curves.png'
     """
+    fig = _figure(history, title)
+    with atomic_write(path) as f:  # an interrupted or failed write keeps the earlier file
+        fig.savefig(f, dpi=100, format="png")
+    return path
+
+
+def _figure(history: dict[str, list[Any]], title: str = "") -> Any:
     # a Figure of its own, not pyplot's: the caller's backend and open figures stay as they are
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=(10, 4))
     ax_loss, ax_acc = fig.subplots(1, 2)
@@ -30,9 +43,9 @@ def plot_history(history: dict[str, list[Any]], path: str, title: str = "") -> s
     ax_acc.plot(epochs, [100 * a for a in history.get("test_accuracy", [])], "o-")
     ax_acc.set(xlabel="epoch", ylabel="test accuracy (%)")
     ax_acc.grid(alpha=0.3)
+    for ax in (ax_loss, ax_acc):  # whole epochs: no "epoch 1.25" tick between two points
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    with atomic_write(path) as f:  # an interrupted or failed write keeps the earlier file
-        fig.savefig(f, dpi=100, format="png")
-    return path
+    return fig

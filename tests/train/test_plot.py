@@ -1,0 +1,18 @@
+"""The curves ``ember train`` draws (curves.png)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+
+def test_epoch_axes_have_whole_epoch_ticks():
+    # a 3-epoch run's axes were ticked 1.00, 1.25, ..., 3.00: epochs that do not exist
+    from ember.train.plot import _figure
+    history = {"step_loss": [2.0, 1.5, 1.2, 1.0, 0.9, 0.8], "train_loss": [1.75, 1.1, 0.85],
+               "test_accuracy": [0.7, 0.776, 0.788]}
+    fig = _figure(history, "cnn")
+    for ax in fig.axes:
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks), ticks
