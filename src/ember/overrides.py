@@ -106,8 +106,8 @@ def is_tensor_method_or_property(func: Callable) -> bool:
     """
     if getattr(func, "__name__", None) == "__get__":
         return True
-    return _tensor_members(sum(len(vars(cls)) for cls in Tensor.__mro__[:-1])).get(id(func)) \
-        is func
+    table = _tensor_members(sum(len(vars(cls)) for cls in Tensor.__mro__[:-1]))
+    return id(func) in table and table[id(func)] is func
 
 
 @functools.lru_cache(maxsize=1)
