@@ -124,9 +124,10 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
             legacy exporter does; None or False lists only the model's inputs.
         external_data: write the weights to ``<f>.data`` beside the model file (``f`` a
             path; ignored when ``f`` is None). None (the default) or False does it only for
-            a model over protobuf's 2 GiB limit (as torch, whose dynamo exporter defaults
-            to True: pass True for its layout). A later export to ``f`` without external
-            data leaves an old ``<f>.data`` in place (the new model does not read it).
+            a model over protobuf's 2 GiB limit, as torch's TorchScript exporter (its dynamo
+            exporter switches at 1536 MiB of weights and defaults to True: pass True for
+            its layout). A later export to ``f`` without external data leaves an old
+            ``<f>.data`` in place (the new model does not read it).
 
     Returns:
         The ``onnx.ModelProto`` that was written.

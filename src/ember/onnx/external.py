@@ -1,5 +1,6 @@
 """ONNX models over protobuf's 2 GiB limit: checked, and written with their weights in an
-external data file beside the model (``<file>.data``), as ``torch.onnx.export`` writes them."""
+external data file beside the model (``<file>.data``), as ``torch.onnx.export``'s
+TorchScript exporter writes them."""
 
 from __future__ import annotations
 
@@ -62,10 +63,13 @@ def check(model: onnx.ModelProto) -> None:
 def write(model: onnx.ModelProto, f: str | os.PathLike | io.IOBase,
           external_data: bool | None) -> None:
     """Writes ``model`` to ``f``: a path gets its weights in ``<f>.data`` where
-    ``external_data`` is True or the model is over the limit (as torch, even with False); a
-    file object takes one message only. A path is written beside itself and then moved into
-    place (a symlink's target, keeping the file's mode), so an interrupted write leaves the
-    previous model whole; a device, FIFO or hard-linked file is written through."""
+    ``external_data`` is True or the model is over the limit (as torch's TorchScript
+    exporter, even with False; its dynamo exporter switches at 1536 MiB of weights); a file
+    object takes one message only. A path is written beside itself and then moved into place
+    (a symlink's target, keeping the file's mode), ``<f>.data`` first, so a write interrupted
+    before the moves leaves the previous model whole (one stopped between the two renames
+    leaves the old model beside the new data); a device, FIFO or hard-linked file is written
+    through."""
     if external_data is not None and not isinstance(external_data, bool):
         raise ArgumentError("ember.onnx.export: external_data must be True, False or None, "
                             f"got {external_data!r}")
