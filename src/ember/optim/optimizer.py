@@ -411,8 +411,9 @@ class Optimizer:
         State tensors (and NumPy arrays, also in lists) are copied to each parameter's
         device, and floating ones but ``step`` to a floating parameter's dtype. Saved parameter
         ids map to this optimizer's parameters by position, as in PyTorch, whatever they are
-        (ints, their strings as JSON gives them, or names). Options a group lacks that PyTorch
-        fills in (``nesterov``, ``amsgrad``, ...) take PyTorch's fallback values. The hooks of
+        (ints, their ASCII strings as JSON gives them, or names; two that read as one id, 3 and
+        '3', are refused). Options a group lacks that PyTorch fills in (``nesterov``,
+        ``amsgrad``, ...) take PyTorch's fallback values. The hooks of
         :meth:`register_load_state_dict_pre_hook` run first (on a shallow copy of
         ``state_dict``), those of :meth:`register_load_state_dict_post_hook` last.
         """
@@ -430,12 +431,14 @@ class Optimizer:
                 raise ArgumentError("loaded state dict contains a parameter group that doesn't "
                                     f"match the size of optimizer's group ({len(saved['params'])} "
                                     f"parameters saved, {len(group['params'])} in the optimizer)")
-        by_index = {_saved_id(i): p
-                    for saved, group in zip(saved_groups, self.param_groups, strict=True)
-                    for i, p in zip(saved["params"], group["params"], strict=True)}
+        by_index = dict(zip(_saved_ids([i for saved in saved_groups for i in saved["params"]],
+                                       "param ids"),
+                            [p for group in self.param_groups for p in group["params"]],
+                            strict=True))
         state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
-        for key, values in state_dict["state"].items():
-            k = _saved_id(key)
+        saved_state = state_dict["state"]
+        for k, values in zip(_saved_ids(list(saved_state), "state keys"), saved_state.values(),
+                             strict=True):
             p = by_index.get(k)
             if p is None:
                 state[k] = copy.deepcopy(values)
@@ -537,9 +540,20 @@ def _add_hook(hooks: list, hook: Callable, prepend: bool) -> RemovableHandle:
 
 
 def _saved_id(key: Any) -> Any:
-    """A parameter's id in a saved state dict: an int, or its string (as JSON gives it), is
-    one id; any other hashable id (a name, as some checkpoints use) is kept as it is."""
-    return int(key) if isinstance(key, int | str) and str(key).isdecimal() else key
+    """A parameter's id in a saved state dict: an int, or its ASCII decimal string (as JSON
+    gives it), is one id; any other hashable id (a name, '٣') is kept as it is."""
+    return int(key) if isinstance(key, str) and key.isascii() and key.isdecimal() else key
+
+
+def _saved_ids(keys: list[Any], where: str) -> list[Any]:
+    """``_saved_id`` of each key; two keys that read as one id (3 and '3') are refused."""
+    first: dict[Any, Any] = {}
+    for key in keys:
+        if (other := first.setdefault(_saved_id(key), key)) != key:
+            raise ArgumentError(f"load_state_dict: the saved {where} {other!r} and {key!r} both "
+                                f"read as parameter id {_saved_id(key)!r}; hint: give each "
+                                "parameter one id (ints, or their strings as JSON writes them)")
+    return [_saved_id(key) for key in keys]
 
 
 def _check_state_shapes(p: Tensor, index: Any, state: dict[str, Any]) -> None:
