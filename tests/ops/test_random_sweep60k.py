@@ -96,3 +96,17 @@ def test_uniform_fill_rounds_its_bounds_to_the_dtype_first_like_torch():
     e = ember.zeros(1000, dtype=ember.bfloat16).uniform_(-1003, -999)
     t = torch.zeros(1000, dtype=torch.bfloat16).uniform_(-1003, -999)
     assert set(e.tolist()) == set(t.tolist()) == {-1004.0}
+
+
+@pytest.mark.parametrize("seed", [1.5, "3", True])
+def test_generator_manual_seed_refuses_a_non_integer_like_torch(seed):
+    with pytest.raises(RuntimeError, match="manual_seed expected a long"):
+        torch.Generator().manual_seed(seed)
+    with pytest.raises(TypeError, match="manual_seed expected an integer seed"):
+        ember.Generator().manual_seed(seed)
+
+
+def test_the_global_manual_seed_converts_with_int_like_torch():
+    assert torch.manual_seed(1.5).initial_seed() == ember.manual_seed(1.5).initial_seed() == 1
+    assert ember.manual_seed(ember.tensor(3)).initial_seed() == 3
+    assert ember.Generator().manual_seed(ember.tensor(7).numpy()[()]).initial_seed() == 7

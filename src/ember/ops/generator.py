@@ -12,7 +12,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
-from ember.errors import ArgumentError, OpError, describe
+from ember.errors import ArgumentError, ArgumentTypeError, OpError, describe
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
 
@@ -37,7 +37,11 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         """Resets the state from ``seed``; returns the generator. (Inside ``ember.jit.compile``
-        the reseeding happens on every call, as in eager code.)"""
+        the reseeding happens on every call, as in eager code.) ``seed`` must be an integer,
+        as PyTorch's (``ember.manual_seed`` also takes what ``int()`` converts)."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ArgumentTypeError(f"manual_seed expected an integer seed, but got "
+                                    f"{type(seed).__name__}, as PyTorch refuses. Hint: int(seed)")
         return _on_every_call("manual_seed", lambda: self._reseed(remap_seed(seed)))
 
     def seed(self) -> int:
@@ -161,7 +165,7 @@ def remap_seed(seed: int) -> int:
 
 def manual_seed(seed: int) -> Generator:
     """Seeds the default generator, making runs repeatable: ``ember.manual_seed(0)``."""
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:
