@@ -17,43 +17,45 @@ __all__ = ["swap_in_optimizer_params_and_state"]
 _NAME = "swap_in_optimizer_params_and_state"
 
 
-def _layout_problems(optimizer: Optimizer, n_params: int, saved: Any) -> Iterator[str]:
+def _layout_problem(optimizer: Optimizer, n_params: int, saved: Any) -> str | None:
     """What keeps ``saved`` from standing in for ``optimizer.state_dict()`` with ``n_params``
-    swap-in parameters, the first problem first (each check assumes the ones before passed)."""
+    swap-in parameters (the first problem found: each check assumes the ones before passed),
+    or None."""
     if not optimizer.state:
-        yield "requires initialized optimizer state: run a step first"
+        return "requires initialized optimizer state: run a step first"
     if not isinstance(saved, dict):
-        yield f"requires an optimizer.state_dict()-style dict, got {type(saved).__name__}"
+        return f"requires an optimizer.state_dict()-style dict, got {type(saved).__name__}"
     state, groups = saved.get("state"), saved.get("param_groups")
     if not (isinstance(state, dict) and all(
             not isinstance(k, Tensor) and (isinstance(v, dict) or not isinstance(k, int))
             for k, v in state.items())):
-        yield ("requires swapin_optim_state['state'] to be a dict from packed parameter ids "
-               "to per-parameter state dicts")
+        return ("requires swapin_optim_state['state'] to be a dict from packed parameter ids "
+                "to per-parameter state dicts")
     live_groups = optimizer.param_groups
     if not (isinstance(groups, list) and len(groups) == len(live_groups)):
-        yield (f"swapin_optim_state['param_groups'] must be a list of {len(live_groups)} "
-               "param-group dicts, as the live optimizer has")
+        return (f"swapin_optim_state['param_groups'] must be a list of {len(live_groups)} "
+                "param-group dicts, as the live optimizer has")
     listed, taken = set(), 0
     for i, (live, group) in enumerate(zip(live_groups, groups, strict=True)):
         ids = group.get("params") if isinstance(group, dict) else None
         if not (isinstance(ids, list) and all(isinstance(k, int) for k in ids)):
-            yield "requires each param group to be a dict whose 'params' lists packed integer ids"
+            return "requires each param group to be a dict whose 'params' lists packed integer ids"
         if len(ids) != len(live["params"]):
-            yield (f"swapin_optim_state param group {i} has {len(ids)} params, the live "
-                   f"optimizer's has {len(live['params'])}")
+            return (f"swapin_optim_state param group {i} has {len(ids)} params, the live "
+                    f"optimizer's has {len(live['params'])}")
         if group.keys() != live.keys():
-            yield (f"param group {i}'s keys must match the live group's: only in swap-in "
-                   f"{sorted(group.keys() - live.keys())}, only in live "
-                   f"{sorted(live.keys() - group.keys())}")
+            return (f"param group {i}'s keys must match the live group's: only in swap-in "
+                    f"{sorted(group.keys() - live.keys())}, only in live "
+                    f"{sorted(live.keys() - group.keys())}")
         taken += len(ids)
         if taken > n_params:
-            yield f"{n_params} swap-in parameters given, the optimizer's param_groups hold more"
+            return f"{n_params} swap-in parameters given, the optimizer's param_groups hold more"
         listed.update(ids)
     unlisted = [k for k in state if k not in listed]
     if unlisted:
-        yield (f"swapin_optim_state['state'] has keys {unlisted!r} that no param group's "
-               "'params' lists")
+        return (f"swapin_optim_state['state'] has keys {unlisted!r} that no param group's "
+                "'params' lists")
+    return None
 
 
 def _swap_in_plan(optimizer: Optimizer, parameters: list[Tensor],
@@ -116,7 +118,7 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
                             "enter the block outside the traced function and call it inside "
                             f"(with {_NAME}(...): step(...))")
     parameters = list(swapin_parameters.values())
-    problem = next(_layout_problems(optimizer, len(parameters), swapin_optim_state), None)
+    problem = _layout_problem(optimizer, len(parameters), swapin_optim_state)
     if problem is not None:
         raise ArgumentError(f"{_NAME}: {problem}")
     own = _exchange(optimizer, *_swap_in_plan(optimizer, parameters, swapin_optim_state))
