@@ -30,7 +30,19 @@ from ember.ops.random import (
 )
 
 __all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed",
-           "manual_seed", "seed", "set_rng_state"]
+           "manual_seed", "seed", "set_rng_state", "thread_safe_generator"]
+
+
+def thread_safe_generator() -> Generator | None:
+    """The generator a DataLoader thread worker should draw from, as PyTorch's: None (the
+    default generator) everywhere in Ember, whose DataLoader workers are processes, each
+    seeded on its own.
+
+    Example:
+        >>> ember.randint(0, 10, (2,), generator=ember.random.thread_safe_generator()).shape
+        ember.Size([2])
+    """
+    return None
 
 
 @contextlib.contextmanager

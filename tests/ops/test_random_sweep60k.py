@@ -110,3 +110,8 @@ def test_the_global_manual_seed_converts_with_int_like_torch():
     assert torch.manual_seed(1.5).initial_seed() == ember.manual_seed(1.5).initial_seed() == 1
     assert ember.manual_seed(ember.tensor(3)).initial_seed() == 3
     assert ember.Generator().manual_seed(ember.tensor(7).numpy()[()]).initial_seed() == 7
+
+
+def test_random_thread_safe_generator_is_none_outside_thread_workers_like_torch():
+    assert torch.random.thread_safe_generator() is None
+    assert ember.random.thread_safe_generator() is None
