@@ -8,10 +8,11 @@ from ember.io.atomic import atomic_write
 
 
 def plot_history(history: dict[str, list[Any]], path: str, title: str = "") -> str:
-    """Draws training loss per step and per epoch, and test accuracy per epoch, side by side.
+    """Draws training loss per step and per epoch with test loss per epoch, and test
+    accuracy per epoch, side by side.
 
-    ``history`` holds ``step_loss`` (one value per step), ``train_loss`` and
-    ``test_accuracy`` (one per epoch). Returns ``path``.
+    ``history`` holds ``step_loss`` (one value per step), ``train_loss``, ``test_loss``
+    (optional) and ``test_accuracy`` (one per epoch). Returns ``path``.
 
     Example:
         >>> plot_history({"step_loss": [1.0, 0.5], "train_loss": [0.75],
@@ -36,9 +37,11 @@ def _figure(history: dict[str, list[Any]], title: str = "") -> Any:
     if step_loss and epochs:
         per_epoch = len(step_loss) / len(epochs)
         ax_loss.plot([(i + 1) / per_epoch for i in range(len(step_loss))], step_loss,
-                     lw=0.6, alpha=0.5, label="step")
-    ax_loss.plot(epochs, history.get("train_loss", []), "o-", label="epoch mean")
-    ax_loss.set(xlabel="epoch", ylabel="training loss", yscale="log")
+                     lw=0.6, alpha=0.5, label="train (step)")
+    ax_loss.plot(epochs, history.get("train_loss", []), "o-", label="train (epoch mean)")
+    if history.get("test_loss"):  # (over epochs, to see the model overfit)
+        ax_loss.plot(epochs, history["test_loss"], "s-", label="test")
+    ax_loss.set(xlabel="epoch", ylabel="loss", yscale="log")
     ax_loss.legend()
     ax_acc.plot(epochs, [100 * a for a in history.get("test_accuracy", [])], "o-")
     ax_acc.set(xlabel="epoch", ylabel="test accuracy (%)")
