@@ -189,3 +189,44 @@ def test_embedding_bag_refuses_an_integer_weight_in_every_mode_as_torch(mode, of
     with pytest.raises(DTypeError, match=r"embedding_bag: weight .* int64.*weight\.float\(\)"):
         F.embedding_bag(ember.tensor(indices), ember.tensor([[1, 5], [3, 2], [0, 4]]),
                         None if offsets is None else ember.tensor(offsets), mode=mode)
+
+
+@pytest.mark.parametrize("kwargs, torch_error, ember_error, match", [
+    (dict(mode="bogus"), ValueError, ember.errors.ArgumentError, "mode must be one of"),
+    (dict(mode="max", sparse=True), ValueError, ember.errors.ArgumentError, "sparse"),
+    (dict(mode="max", scale_grad_by_freq=True), ValueError, ember.errors.ArgumentError,
+     "frequency"),
+    (dict(mode="sum", per_sample_weights=[1.0] * 3), ValueError, ember.errors.ShapeError,
+     "per_sample_weights"),
+    (dict(mode="mean", per_sample_weights=[1.0] * 4), NotImplementedError,
+     ember.errors.ArgumentError, "only supported for mode='sum'"),
+    (dict(padding_idx=9), RuntimeError, IndexOutOfRange, "padding_idx 9"),
+    # the weight's dtype is checked before per_sample_weights' (both in torch's kernel)
+    (dict(mode="sum", per_sample_weights=[1.0] * 4), RuntimeError, DTypeError, "weight must"),
+])
+def test_embedding_bag_checks_its_arguments_before_an_integer_weight_as_torch(
+        kwargs, torch_error, ember_error, match):
+    # the weight's dtype was checked first, so each of these became a DTypeError
+    def call(lib, functional):
+        kw = dict(kwargs)
+        if "per_sample_weights" in kw:
+            kw["per_sample_weights"] = lib.tensor(kw["per_sample_weights"], dtype=lib.float64)
+        functional.embedding_bag(lib.tensor([0, 1, 1, 2]), lib.ones(4, 3, dtype=lib.int64),
+                                 lib.tensor([0, 2]), **kw)
+
+    with pytest.raises(torch_error):
+        call(torch, TF)
+    with pytest.raises(ember_error, match=match):
+        call(ember, F)
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_embedding_bag_refuses_a_float8_weight_as_torch(dtype):
+    # float8 passed the floating-point check and failed later inside index_add
+    with pytest.raises(RuntimeError, match="Half, BFloat16, Float, Double"):
+        TF.embedding_bag(torch.tensor([0, 1]), torch.ones(3, 2).to(getattr(torch, dtype)),
+                         torch.tensor([0]))
+    with pytest.raises(DTypeError, match=rf"weight must be float16, bfloat16, float32 or "
+                       rf"float64, got {dtype}"):
+        F.embedding_bag(ember.tensor([0, 1]), ember.ones(3, 2).to(getattr(ember, dtype)),
+                        ember.tensor([0]))

@@ -257,6 +257,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
 
 _BAG_MODES = ("sum", "mean", "max")
+_BAG_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)  # (torch's)
 
 
 def _check_offsets(op: str, offsets: Any, include_last_offset: bool, length: int) -> None:
@@ -367,9 +368,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                 [2., 3.]])
     """
     op = "embedding_bag"
-    if not weight.dtype.is_floating_point:  # (as PyTorch, in every mode)
-        raise DTypeError(f"{op}: weight must be a floating-point tensor (float16, bfloat16, "
-                         f"float32 or float64), got {weight.dtype.name}. Hint: weight.float()")
     if mode not in _BAG_MODES:
         raise ArgumentError(f"{op}: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
     if mode == "max" and (sparse or scale_grad_by_freq):  # (PyTorch's ValueErrors)
@@ -384,15 +382,19 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         if tuple(per_sample_weights.shape) != tuple(input.shape):
             raise ShapeError(f"{op}: per_sample_weights {tuple(per_sample_weights.shape)} "
                              f"must have the shape of input {tuple(input.shape)}")
-        if per_sample_weights.dtype != weight.dtype:  # (as PyTorch: no silent cast)
-            raise DTypeError(f"{op}: per_sample_weights ({per_sample_weights.dtype.name}) must "
-                             f"have the weight's dtype ({weight.dtype.name}). Hint: "
-                             "per_sample_weights.to(weight.dtype)")
     flat, bag, b = _bags(op, input, offsets, include_last_offset)
     n = weight.shape[0]
     if padding_idx is not None and not -n <= padding_idx < n:
         raise IndexOutOfRange(f"{op}: padding_idx {padding_idx} must be within "
                               f"num_embeddings ({n})")
+    # (the dtypes last, as PyTorch's kernel checks them, in every mode)
+    if weight.dtype not in _BAG_DTYPES:
+        raise DTypeError(f"{op}: weight must be float16, bfloat16, float32 or float64, got "
+                         f"{weight.dtype.name}. Hint: weight.float()")
+    if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
+        raise DTypeError(f"{op}: per_sample_weights ({per_sample_weights.dtype.name}) must "
+                         f"have the weight's dtype ({weight.dtype.name}). Hint: "
+                         "per_sample_weights.to(weight.dtype)")  # (as PyTorch: no silent cast)
     # (a sparse gradient leaves the padding entries out, as PyTorch's)
     rows = embedding(flat, weight, padding_idx if sparse else None, max_norm, norm_type,
                      scale_grad_by_freq, sparse)
