@@ -173,9 +173,12 @@ from ember.quant.qtypes import QScheme as qscheme  # torch.qscheme: the qschemes
 from ember.amp import (
     GradScaler,
     autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
     clear_autocast_cache,
     get_autocast_cpu_dtype,
     get_autocast_dtype,
+    get_autocast_gpu_dtype,
     is_autocast_cache_enabled,
     is_autocast_cpu_enabled,
     is_autocast_enabled,
@@ -184,6 +187,7 @@ from ember.amp import (
     set_autocast_cpu_enabled,
     set_autocast_dtype,
     set_autocast_enabled,
+    set_autocast_gpu_dtype,
 )
 from ember.io import load, save
 from ember import serialization  # noqa: F401 - add_safe_globals, as torch.serialization's

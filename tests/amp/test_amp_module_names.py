@@ -39,3 +39,23 @@ def test_opt_state_members_are_torchs():
     from ember.amp.grad_scaler import OptState
     assert {m.name: m.value for m in OptState} == \
         {m.name: m.value for m in torch.amp.grad_scaler.OptState}
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_deprecated_gpu_dtype_and_nesting_counter_as_torch(lib):
+    with pytest.warns(DeprecationWarning):
+        assert lib.get_autocast_gpu_dtype() is lib.float16
+    with pytest.warns(DeprecationWarning):
+        lib.set_autocast_gpu_dtype(lib.bfloat16)
+    try:
+        assert lib.get_autocast_dtype("cuda") is lib.bfloat16
+        assert lib.get_autocast_dtype("cpu") is lib.bfloat16
+    finally:
+        lib.set_autocast_dtype("cuda", lib.float16)
+    # one counter per thread, which each autocast entered adds one to; it may go below 0
+    with lib.autocast("cpu", enabled=False):
+        with lib.autocast("cpu"):
+            assert lib.autocast_increment_nesting() == 3
+            assert lib.autocast_decrement_nesting() == 2
+    assert lib.autocast_decrement_nesting() == -1
+    assert lib.autocast_increment_nesting() == 0

@@ -31,7 +31,9 @@ from ember.utils import checkpoint as _checkpoint
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "POLICY",
            "set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enabled",
            "set_autocast_cache_enabled", "clear_autocast_cache", "is_autocast_cpu_enabled",
-           "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype"]
+           "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype",
+           "get_autocast_gpu_dtype", "set_autocast_gpu_dtype", "autocast_increment_nesting",
+           "autocast_decrement_nesting"]
 
 LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
 
@@ -71,6 +73,7 @@ class _State(threading.local):
         # CUDA's flags: set and read as PyTorch's; no op follows them (there is no CUDA op)
         self.cuda_enabled = False
         self.cuda_dtype: DType = dtypes.float16
+        self.nesting = 0  # autocast_increment_nesting's counter
 
 
 STATE = _State()
@@ -207,21 +210,44 @@ def _check_dtype(op: str, dtype: Any) -> DType:
     return dtype
 
 
-def _deprecated_cpu(name: str, fn: Callable) -> Callable:
-    """PyTorch's deprecated ``*_autocast_cpu_*`` form of ``fn`` (it warns, as PyTorch's)."""
+def _deprecated(name: str, fn: Callable, device: str = "cpu") -> Callable:
+    """PyTorch's deprecated ``*_autocast_cpu_*`` (or ``_gpu_``, CUDA's) form of ``fn`` (it
+    warns, as PyTorch's)."""
     def deprecated(*args: Any) -> Any:
         warnings.warn(f"ember.{name}() is deprecated, as torch's is; use ember."
-                      f"{fn.__name__}('cpu', ...)", DeprecationWarning, stacklevel=2)
-        return fn("cpu", *args)
+                      f"{fn.__name__}({device!r}, ...)", DeprecationWarning, stacklevel=2)
+        return fn(device, *args)
     deprecated.__name__ = deprecated.__qualname__ = name
-    deprecated.__doc__ = f"Deprecated: ``{fn.__name__}('cpu', ...)``."
+    deprecated.__doc__ = f"Deprecated: ``{fn.__name__}({device!r}, ...)``."
     return deprecated
 
 
-is_autocast_cpu_enabled = _deprecated_cpu("is_autocast_cpu_enabled", is_autocast_enabled)
-set_autocast_cpu_enabled = _deprecated_cpu("set_autocast_cpu_enabled", set_autocast_enabled)
-get_autocast_cpu_dtype = _deprecated_cpu("get_autocast_cpu_dtype", get_autocast_dtype)
-set_autocast_cpu_dtype = _deprecated_cpu("set_autocast_cpu_dtype", set_autocast_dtype)
+is_autocast_cpu_enabled = _deprecated("is_autocast_cpu_enabled", is_autocast_enabled)
+set_autocast_cpu_enabled = _deprecated("set_autocast_cpu_enabled", set_autocast_enabled)
+get_autocast_cpu_dtype = _deprecated("get_autocast_cpu_dtype", get_autocast_dtype)
+set_autocast_cpu_dtype = _deprecated("set_autocast_cpu_dtype", set_autocast_dtype)
+get_autocast_gpu_dtype = _deprecated("get_autocast_gpu_dtype", get_autocast_dtype, "cuda")
+set_autocast_gpu_dtype = _deprecated("set_autocast_gpu_dtype", set_autocast_dtype, "cuda")
+
+
+def autocast_increment_nesting() -> int:
+    """Adds one to this thread's autocast nesting counter (which entering an autocast context
+    adds one to, and leaving it takes one from) and returns it, as
+    ``torch.autocast_increment_nesting`` (Ember keeps no cast cache for it to clear at 0).
+
+    Example:
+        >>> ember.autocast_increment_nesting(), ember.autocast_decrement_nesting()
+        (1, 0)
+    """
+    STATE.nesting += 1
+    return STATE.nesting
+
+
+def autocast_decrement_nesting() -> int:
+    """Takes one from the counter :func:`autocast_increment_nesting` adds to and returns it
+    (it may go below 0, as PyTorch's)."""
+    STATE.nesting -= 1
+    return STATE.nesting
 
 
 def _eligible(t: Any) -> bool:
@@ -313,6 +339,7 @@ class autocast:
         self.enabled = bool(enabled)
 
     def __enter__(self) -> autocast:
+        STATE.nesting += 1  # (every autocast entered counts, as PyTorch's, disabled or not)
         if self._inert:
             return self
         # one handler in the stack; inside enabled=False it stays there and passes ops through
@@ -328,6 +355,7 @@ class autocast:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        STATE.nesting -= 1
         if self._inert:
             return
         # left in a thread that did not enter it (a generator closed elsewhere): as PyTorch,
