@@ -27,3 +27,19 @@ def test_a_method_registered_later_is_a_tensor_method():
     finally:
         del ember.Tensor.late_method_mend60
     assert not overrides.is_tensor_method_or_property(late_method)
+
+
+def test_a_method_replaced_in_place_is_seen(monkeypatch):
+    # (before: the table, rebuilt only when the member count changed, kept the old add)
+    old_add = ember.Tensor.add
+    overrides.is_tensor_method_or_property(old_add)
+
+    def add(self, other):
+        return old_add(self, other)
+
+    monkeypatch.setattr(ember.Tensor, "add", add)
+    assert overrides.is_tensor_method_or_property(add)
+    assert not overrides.is_tensor_method_or_property(old_add)
+    monkeypatch.undo()
+    assert overrides.is_tensor_method_or_property(old_add)
+    assert not overrides.is_tensor_method_or_property(add)

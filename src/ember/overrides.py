@@ -98,24 +98,36 @@ def is_tensor_like(inp: Any) -> bool:
 
 def is_tensor_method_or_property(func: Callable) -> bool:
     """Whether ``func`` is a method of ``ember.Tensor`` or a property's getter
-    (``Tensor.shape.__get__``), as ``__torch_function__`` implementations ask.
+    (``Tensor.shape.__get__``), as ``__torch_function__`` implementations ask. A method
+    replaced in place (``Tensor.add = f``) is seen by the name it is defined under; one
+    stored under another name is seen once a member is added or removed.
 
     Example:
         >>> is_tensor_method_or_property(ember.Tensor.add), is_tensor_method_or_property(ember.add)
         (True, False)
     """
-    if getattr(func, "__name__", None) == "__get__":
+    name = getattr(func, "__name__", None)
+    if name == "__get__":
         return True
-    table = _tensor_members(sum(len(vars(cls)) for cls in Tensor.__mro__[:-1]))
-    return id(func) in table and table[id(func)] is func
+    classes = Tensor.__mro__[:-1]
+    where = _tensor_members(sum(len(vars(cls)) for cls in classes)).get(id(func))
+    if where is not None and vars(where[0]).get(where[1]) is func:
+        return True  # (checked: the table's entry may have been replaced since)
+    if isinstance(name, str):  # (a method replaced in place under its own name)
+        for cls in classes:
+            if vars(cls).get(name) is func:
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=1)
-def _tensor_members(count: int) -> dict[int, Any]:
-    """The attributes of ``Tensor`` and its bases by id, built again when ``count`` (their
-    number) changes, as a method is registered (PyTorch's caches its method set)."""
+def _tensor_members(count: int) -> dict[int, tuple[type, str]]:
+    """Where each attribute of ``Tensor`` and its bases is, ``id -> (class, name)``, built
+    again when ``count`` (their number) changes, as a method is registered (PyTorch's caches
+    its method set once)."""
     del count
-    return {id(value): value for cls in Tensor.__mro__[:-1] for value in vars(cls).values()}
+    return {id(value): (cls, name) for cls in Tensor.__mro__[:-1]
+            for name, value in vars(cls).items()}
 
 
 def wrap_torch_function(dispatcher: Callable[..., Iterable[Any]]) -> Callable[[Callable], Callable]:
