@@ -68,6 +68,27 @@ def test_swap_in_refuses_what_torch_refuses():
                 pass
 
 
+@pytest.mark.parametrize("groups", [2, 1])
+def test_an_id_listed_twice_is_refused(groups):
+    """PyTorch 2.13 hands one state to both parameters: its step fails on a shape mismatch
+    ("output with shape [1] doesn't match the broadcast shape [2]") or, for equal shapes,
+    updates the shared momentum buffer twice. Ember refuses the layout up front."""
+    w, b = ember.ones(1, requires_grad=True), ember.ones(groups, requires_grad=True)
+    opt = ember.optim.SGD([{"params": [w]}, {"params": [b]}] if groups == 2 else [w, b],
+                          lr=0.1, momentum=0.9)
+    w.grad, b.grad = ember.ones_like(w), ember.ones_like(b)
+    opt.step()
+    sd = opt.state_dict()
+    saved = {"state": {0: {"momentum_buffer": ember.ones(1)}},
+             "param_groups": [dict(g, params=[0] * len(g["params"])) for g in sd["param_groups"]]}
+    swap_in = {"w": ember.zeros(1, requires_grad=True),
+               "b": ember.zeros(groups, requires_grad=True)}
+    with pytest.raises(ValueError, match=f"param id 0 is listed twice .*group {groups - 1}"):
+        with ember.optim.swap_in_optimizer_params_and_state(opt, swap_in, saved):
+            pass
+    assert opt.param_groups[-1]["params"][-1] is b
+
+
 def _sgd_and_swap_in():
     w = ember.tensor([1.0, 2.0], requires_grad=True)
     opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)

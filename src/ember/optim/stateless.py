@@ -50,7 +50,11 @@ def _layout_problem(optimizer: Optimizer, n_params: int, saved: Any) -> str | No
         taken += len(ids)
         if taken > n_params:
             return f"{n_params} swap-in parameters given, the optimizer's param_groups hold more"
-        listed.update(ids)
+        for k in ids:
+            if k in listed:  # (its parameters would share, and doubly update, one state)
+                return (f"param id {k} is listed twice in swapin_optim_state's param groups "
+                        f"(again in group {i}); hint: give each parameter its own id")
+            listed.add(k)
     unlisted = [k for k in state if k not in listed]
     if unlisted:
         return (f"swapin_optim_state['state'] has keys {unlisted!r} that no param group's "
