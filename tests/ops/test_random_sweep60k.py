@@ -115,3 +115,14 @@ def test_the_global_manual_seed_converts_with_int_like_torch():
 def test_random_thread_safe_generator_is_none_outside_thread_workers_like_torch():
     assert torch.random.thread_safe_generator() is None
     assert ember.random.thread_safe_generator() is None
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda g: g.get_offset(), RuntimeError), (lambda g: g.set_offset(3), RuntimeError),
+    (lambda g: g.graphsafe_get_state(), NotImplementedError),
+    (lambda g: g.graphsafe_set_state(g), NotImplementedError)])
+def test_generator_offset_and_graphsafe_methods_raise_as_torch_cpu(call, error):
+    with pytest.raises(error):
+        call(torch.Generator())
+    with pytest.raises(error):
+        call(ember.Generator())

@@ -115,6 +115,24 @@ class Generator:
         """
         return Generator(self.device).set_state(self.get_state())
 
+    def get_offset(self) -> int:
+        """PyTorch's Philox offset; a CPU generator has none, so it raises, as PyTorch's."""
+        raise OpError("get_offset: Ember's generators (PCG64) do not use an offset, as "
+                      "PyTorch's CPU Generator. Hint: get_state() / set_state()")
+
+    def set_offset(self, offset: int) -> Generator:
+        """Raises, as :meth:`get_offset` (PyTorch's CPU Generator has no offset either)."""
+        return self.get_offset()
+
+    def graphsafe_get_state(self) -> Generator:
+        """PyTorch's CUDA-graph state swap; unsupported here, as on PyTorch's CPU Generator."""
+        raise NotImplementedError("graphsafe_get_state is not supported by Ember's generators, "
+                                  "as by PyTorch's CPU Generator. Hint: clone_state()")
+
+    def graphsafe_set_state(self, state: Generator) -> Generator:
+        """Raises, as :meth:`graphsafe_get_state`."""
+        return self.graphsafe_get_state()
+
     def __copy__(self) -> Generator:
         """``copy.copy``: an independent generator in this one's state, as PyTorch's (the
         NumPy generator underneath is not shared, so drawing from one leaves the other)."""
