@@ -15,3 +15,14 @@ def test_new_zeros_refuses_negative_sizes_as_torch(make, size):
         torch.eye(2).to_sparse().new_zeros(*size)
     with pytest.raises(ember.errors.ShapeError, match=r"new_zeros: .*non-negative.*-"):
         make().new_zeros(*size)
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.zeros(2, 2),
+                                  lambda lib: lib.zeros(2, 2).to_sparse()])
+@pytest.mark.parametrize("other", [3, [1, 2], None])
+def test_is_same_size_of_a_non_tensor_is_a_type_error_dense_and_sparse(make, other):
+    # (the dense method raised AttributeError "'int' object has no attribute 'shape'")
+    with pytest.raises(TypeError, match="is_same_size.*other"):
+        make(torch).is_same_size(other)
+    with pytest.raises(TypeError, match="is_same_size.*other"):
+        make(ember).is_same_size(other)

@@ -253,7 +253,11 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
         >>> ember.zeros(2, 3).is_same_size(ember.ones(2, 3))
         True
     """
-    return tuple(input.shape) == tuple(other.shape)
+    try:
+        return tuple(input.shape) == tuple(other.shape)
+    except AttributeError:  # (a number or list: a TypeError as torch's, not the missing shape)
+        refuse_non_tensor("is_same_size", "other", other)
+        raise
 
 
 @method()
