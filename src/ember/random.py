@@ -47,13 +47,15 @@ def thread_safe_generator() -> Generator | None:
 
 @contextlib.contextmanager
 def fork_rng(devices: Iterable[Any] | None = None, enabled: bool = True,
+             _caller: str = "fork_rng", _devices_kw: str = "devices",
              device_type: str | None = None) -> Iterator[None]:
     """Restores the default generator's state when the block (or decorated function) ends,
     also when it raises, so random draws inside leave the stream outside untouched.
 
     Every device draws from Ember's one default generator, so forking it covers them all:
     ``devices`` (an iterable of device indices; consumed once, as PyTorch does) and
-    ``device_type`` are accepted for PyTorch compatibility and select nothing more.
+    ``device_type`` are accepted for PyTorch compatibility and select nothing more (as are
+    its private ``_caller`` and ``_devices_kw``, the names its warnings use).
     ``enabled=False`` makes it a no-op.
 
     Example:

@@ -126,3 +126,12 @@ def test_generator_offset_and_graphsafe_methods_raise_as_torch_cpu(call, error):
         call(torch.Generator())
     with pytest.raises(error):
         call(ember.Generator())
+
+
+def test_fork_rng_takes_torchs_private_keywords_and_positions():
+    ember.manual_seed(0)
+    with ember.random.fork_rng(None, True, "mine", "devs", "cuda"):
+        inside = ember.rand(2)
+    with torch.random.fork_rng(None, False, "mine", "devs", "cuda"):  # (device_type 5th)
+        pass
+    assert bool((ember.rand(2) == inside).all())
