@@ -219,41 +219,38 @@ def test_state_keeps_the_two_loop_coefficients_al_as_torch(kwargs):
                                [float(a) for a in states[0]["al"] if a is not None], rtol=1e-9)
 
 
+def _resized_history_run(lib, sizes, edit=None):
+    """Two steps of history_size ``sizes[0]``, then ``edit(state)`` and three of ``sizes[1]``."""
+    w = lib.tensor(np.linspace(-1.0, 2.0, 6), requires_grad=True)
+    opt = lib.optim.LBFGS([w], max_iter=4, history_size=sizes[0])
+    for _ in range(2):
+        opt.step(closure(lib, opt, [w]))
+    opt.param_groups[0]["history_size"] = sizes[1]
+    if edit is not None:
+        edit(opt.state[w])
+    for _ in range(3):
+        opt.step(closure(lib, opt, [w]))
+    return w.detach().numpy().copy(), opt.state[w]
+
+
 def test_history_size_raised_after_steps_steps_as_torch_with_al_padded():
     """A history_size raised between steps (or a saved ``al`` shorter than it): PyTorch 2.13
     raises IndexError unless ``al`` is padded by hand; Ember pads it and steps the same."""
-    values = []
-    for lib in (torch, ember):
-        w = lib.tensor(np.linspace(-1.0, 2.0, 6), requires_grad=True)
-        opt = lib.optim.LBFGS([w], max_iter=4, history_size=2)
-        for _ in range(2):
-            opt.step(closure(lib, opt, [w]))
-        opt.param_groups[0]["history_size"] = 5
-        if lib is torch:
-            opt.state[w]["al"].extend([None] * 3)
-        for _ in range(3):
-            opt.step(closure(lib, opt, [w]))
-        values.append(w.detach().numpy().copy())
-    np.testing.assert_allclose(values[1], values[0], rtol=1e-9)
+    expected, _ = _resized_history_run(torch, (2, 5), lambda state: state["al"].extend([None] * 3))
+    values, _ = _resized_history_run(ember, (2, 5))
+    np.testing.assert_allclose(values, expected, rtol=1e-9)
 
 
 def test_history_size_lowered_after_steps_drops_the_oldest_pairs():
     """PyTorch 2.13 raises IndexError (its two-loop runs over more pairs than ``al`` holds);
     Ember keeps the newest ``history_size`` pairs: the same steps as an LBFGS whose history
     was cut to them by hand."""
-    values = []
-    for cut in (False, True):
-        w = ember.tensor(np.linspace(-1.0, 2.0, 6), requires_grad=True)
-        opt = ember.optim.LBFGS([w], max_iter=3, history_size=5)
-        for _ in range(2):
-            opt.step(closure(ember, opt, [w]))
-        assert len(opt.state[w]["old_dirs"]) > 2
-        opt.param_groups[0]["history_size"] = 2
-        if cut:
-            for key in ("old_dirs", "old_stps", "ro"):
-                opt.state[w][key] = opt.state[w][key][-2:]
-        for _ in range(2):
-            opt.step(closure(ember, opt, [w]))
-        assert len(opt.state[w]["old_dirs"]) == 2
-        values.append(w.detach().numpy().copy())
-    np.testing.assert_array_equal(values[1], values[0])
+    def cut(state):
+        assert len(state["old_dirs"]) > 2
+        for key in ("old_dirs", "old_stps", "ro"):
+            state[key] = state[key][-2:]
+
+    expected, _ = _resized_history_run(ember, (5, 2), cut)
+    values, state = _resized_history_run(ember, (5, 2))
+    assert len(state["old_dirs"]) == 2
+    np.testing.assert_array_equal(values, expected)
