@@ -241,24 +241,31 @@ def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
 SparseTensor.mv, SparseTensor.bmm = _mv, bmm
 
 
-def _new_zeros(self: SparseTensor, *size: Any, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False, layout: Any = None,
+def _new_zeros(self: SparseTensor, *sizes: Any, size: Any = None, dtype: Any = None,
+               device: Any = None, requires_grad: bool = False, layout: Any = None,
                pin_memory: bool = False) -> Any:
     """``S.new_zeros(size)``: a sparse tensor of ``size`` with no specified elements, in
     ``S``'s layout (a block layout keeps ``S``'s blocksize) or ``layout`` (``ember.strided``:
     dense zeros), ``S``'s dtype and device unless given, as PyTorch's.
 
     Example:
-        >>> ember.eye(2).to_sparse().new_zeros(2, 3)._nnz()
-        0
+        >>> s = ember.eye(2).to_sparse()
+        >>> s.new_zeros(2, 3)._nnz(), tuple(s.new_zeros(size=(2, 3)).shape)
+        (0, (2, 3))
     """
-    size, dtype = tuple(read_sizes(size)), dtype or self.dtype
+    if size is not None and sizes:
+        raise TypeError("new_zeros() got multiple values for argument 'size'")
+    size, dtype = tuple(read_sizes(sizes if size is None else (size,))), dtype or self.dtype
     device, made = device or self.device, self.layout if layout is None else layout
     if not isinstance(made, type(strided)):
         raise ArgumentTypeError(f"new_zeros: layout must be an ember layout (ember.strided, "
                                 f"ember.sparse_coo, ...), got {type_name(made)}")
     if made is strided:
-        return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad,
+                     pin_memory=pin_memory)
+    if pin_memory:
+        raise ArgumentError(f"new_zeros: only dense CPU tensors can be pinned, got "
+                            f"pin_memory=True for a {made!r} result (as PyTorch)")
     blocked = (sparse_bsr, sparse_bsc)
     if made in blocked and self.layout not in blocked:
         raise ArgumentError(f"new_zeros: a {made!r} result needs a blocksize, which a "
@@ -277,6 +284,7 @@ def _is_same_size(self: SparseTensor, other: Any) -> bool:
     return tuple(self.shape) == tuple(other.shape)
 
 
+_new_zeros.__name__, _new_zeros.__qualname__ = "new_zeros", "SparseTensor.new_zeros"
 SparseTensor.new_zeros, SparseTensor.is_same_size = _new_zeros, _is_same_size
 
 
