@@ -203,3 +203,24 @@ def test_pinv_of_a_low_precision_input_keeps_small_singular_values_as_in_float32
     theirs = torch.linalg.pinv(torch.tensor(a).bfloat16().float())
     assert ours.dtype is ember.float32
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-4)
+
+
+GEMMS_OF_INT_AND_FLOAT = {
+    "matmul": lambda lib: lib.ones(2, 3, dtype=lib.int64) @ lib.ones(3, 4),
+    "matmul_bool": lambda lib: lib.ones(2, 3, dtype=lib.bool) @ lib.ones(3, 4),
+    "mm": lambda lib: lib.mm(lib.ones(2, 3), lib.ones(3, 4, dtype=lib.int32)),
+    "bmm": lambda lib: lib.bmm(lib.ones(1, 2, 3, dtype=lib.int64), lib.ones(1, 3, 4)),
+    "linear": lambda lib: lib.nn.functional.linear(lib.ones(2, 3, dtype=lib.int64),
+                                                   lib.ones(4, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GEMMS_OF_INT_AND_FLOAT))
+def test_a_gemm_of_an_integer_and_a_float_operand_is_refused_under_autocast(name):
+    # (it ran, in float64 or float32, where torch and Ember without autocast refuse it; einsum
+    # was refused already)
+    fn = GEMMS_OF_INT_AND_FLOAT[name]
+    with torch.autocast("cpu"), pytest.raises(RuntimeError):
+        fn(torch)
+    with ember.autocast("cpu"), pytest.raises(ember.DTypeError, match="same dtype"):
+        fn(ember)

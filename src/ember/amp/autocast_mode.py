@@ -60,6 +60,7 @@ POLICY: dict[str, str] = {
 }
 
 _LOW_DTYPES = (dtypes.bfloat16, dtypes.float16)
+_GEMMS = ("matmul", "einsum", "conv")  # (whose operands must share one dtype)
 
 
 class _State(threading.local):
@@ -281,6 +282,12 @@ def _handler(prim: Any, inputs: tuple, params: dict) -> Any:
                          f"autocast lowers float32 ones to {target.name} and leaves float64 "
                          "ones as they are, as PyTorch's. Hint: convert the float64 operand "
                          "with .float(), or run this op under autocast(enabled=False)")
+    if kind is LOWER and prim.name in _GEMMS and len({t.dtype for t in inputs}) > 1:
+        # (an integer or bool operand beside a floating one: refused as outside autocast)
+        shown = ", ".join(describe(t.shape, t.dtype) for t in inputs)
+        raise DTypeError(f"{prim.name} under autocast: operands must have the same dtype, got "
+                         f"{shown}; autocast casts only floating operands, as PyTorch's. "
+                         "Hint: convert the integer operand with .float()")
     return apply_below(_handler, prim, inputs, params)
 
 
