@@ -89,7 +89,7 @@ def test_an_interrupted_re_export_leaves_the_previous_model_whole(tmp_path, smal
     def interrupted(proto, where, **kwargs):  # (a full disk half-way through the weights)
         if not str(where).startswith(str(tmp_path)):  # (the checker's temporary copy)
             return save(proto, where, **kwargs)
-        with open(os.path.join(os.path.dirname(where), kwargs["location"]), "wb") as out:
+        with open(str(where) + ".data", "wb") as out:
             out.write(b"\0" * 10)
         raise OSError("No space left on device")
 
@@ -162,3 +162,16 @@ def test_a_fifo_is_written_through_not_replaced(tmp_path):
         os.close(reader)
     assert onnx.load_from_string(got).graph.node
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.onnx"]
+
+
+def test_a_re_export_with_external_data_into_the_working_folder(tmp_path, monkeypatch):
+    # onnx.save_model refuses a location that exists relative to the working folder, so the
+    # second export to a relative "m.onnx" raised FileExistsError for its own m.onnx.data
+    monkeypatch.chdir(tmp_path)
+    for seed in (0, 1):
+        ember.manual_seed(seed)
+        model, x = ember.nn.Linear(32, 32).eval(), ember.randn(2, 32)
+        ember.onnx.export(model, (x,), "m.onnx", external_data=True)
+        np.testing.assert_allclose(_run("m.onnx", x), model(x).detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "m.onnx.data"]

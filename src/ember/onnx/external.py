@@ -9,10 +9,11 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
 
 import onnx
 from google.protobuf.message import EncodeError
-from onnx.external_data_helper import load_external_data_for_model
+from onnx.external_data_helper import load_external_data_for_model, set_external_data
 
 from ember.errors import ArgumentError
 from ember.onnx.registry import ExportError
@@ -136,6 +137,20 @@ def _put(new: str, dest: str) -> None:
 
 
 def _save_external(model: onnx.ModelProto, path: str) -> None:
-    """Saves ``model`` to ``path`` (in a new folder) with its weights in ``<path>.data``."""
-    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                    location=os.path.basename(path) + ".data")
+    """Saves ``model`` to ``path`` (in a new folder) with its weights of 1 KiB or more in
+    ``<path>.data``. (Marked here: ``onnx.save_model(save_as_external_data=True)`` refuses a
+    data file name that exists in the working folder, e.g. the old one of a re-export.)"""
+    location = os.path.basename(path) + ".data"
+    for tensor in _initializers(model.graph):
+        if tensor.HasField("raw_data") and len(tensor.raw_data) >= 1024:
+            set_external_data(tensor, location)
+    onnx.save_model(model, path)  # (writes the marked weights to <path>.data)
+
+
+def _initializers(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    """The initializers of ``graph`` and of the subgraphs of its nodes (If, Loop, Scan)."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attribute in node.attribute:
+            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                yield from _initializers(sub)
