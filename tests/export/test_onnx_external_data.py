@@ -175,3 +175,10 @@ def test_a_re_export_with_external_data_into_the_working_folder(tmp_path, monkey
         np.testing.assert_allclose(_run("m.onnx", x), model(x).detach().numpy(), rtol=1e-5,
                                    atol=1e-6)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "m.onnx.data"]
+
+
+def test_a_new_data_file_gets_the_model_file_s_mode(tmp_path):
+    # onnx creates the data file 0600 (a model 0644 whose weights only its owner could read)
+    ember.onnx.export(_model(), (ember.randn(2, 32),), tmp_path / "m.onnx", external_data=True)
+    mode = (tmp_path / "m.onnx").stat().st_mode & 0o777
+    assert (tmp_path / "m.onnx.data").stat().st_mode & 0o777 == mode

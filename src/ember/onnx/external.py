@@ -106,7 +106,9 @@ def _replace(model: onnx.ModelProto, path: str, outside: bool) -> None:
             _save_external(model, os.path.join(scratch, name))
             load_external_data_for_model(model, scratch)  # (the weights back in the model)
             if os.path.exists(os.path.join(scratch, name + ".data")):  # (onnx keeps weights
-                _put(os.path.join(scratch, name + ".data"), data)  # under 1 KiB inside)
+                # under 1 KiB inside; it creates the file 0600: the model's mode instead)
+                shutil.copymode(os.path.join(scratch, name), os.path.join(scratch, name + ".data"))
+                _put(os.path.join(scratch, name + ".data"), data)
         else:
             with open(os.path.join(scratch, name), "wb") as out:
                 out.write(model.SerializeToString())
