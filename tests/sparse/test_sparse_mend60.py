@@ -59,8 +59,8 @@ def test_new_zeros_refuses_unknown_keywords_as_torch():
 
 
 def _uncoalesced_batch(lib, values):
-    index = [[1, 0, 1, 1], [0, 1, 0, 2], [2, 0, 2, 1]]  # ((1, 0, 2) twice)
-    return lib.sparse_coo_tensor(index, values, (2, 3, 3))
+    index = [[1, 0, 1, 1], [0, 1, 0, 2], [2, 0, 2, 3]]  # ((1, 0, 2) twice)
+    return lib.sparse_coo_tensor(index, values, (2, 3, 4))  # (n != m: a wrong column map fails)
 
 
 def test_bmm_is_one_block_diagonal_product(monkeypatch):
@@ -68,7 +68,7 @@ def test_bmm_is_one_block_diagonal_product(monkeypatch):
 
     calls, real = [], sparse_ops.mm
     monkeypatch.setattr(sparse_ops, "mm", lambda *a: calls.append(a) or real(*a))
-    ember.bmm(_uncoalesced_batch(ember, [1.0, 2.0, 3.0, 4.0]), ember.ones(2, 3, 2))
+    ember.bmm(_uncoalesced_batch(ember, [1.0, 2.0, 3.0, 4.0]), ember.ones(2, 4, 2))
     assert len(calls) == 1  # (before: one mm per matrix of the batch, a Python loop)
 
 
@@ -79,7 +79,7 @@ def test_bmm_values_and_gradients_as_torch(coalesce):
         v = lib.tensor([1.0, 2.0, 3.0, -4.0], dtype=lib.float64, requires_grad=True)
         s = _uncoalesced_batch(lib, v)
         s = s.coalesce() if coalesce else s
-        d = lib.arange(18.0, dtype=lib.float64).reshape(2, 3, 3).requires_grad_()
+        d = lib.arange(24.0, dtype=lib.float64).reshape(2, 4, 3).requires_grad_()
         out = lib.bmm(s, d)
         (out * lib.arange(18.0, dtype=lib.float64).reshape(2, 3, 3)).sum().backward()
         results.append([out.detach().numpy(), v.grad.numpy(), d.grad.numpy()])
@@ -89,7 +89,7 @@ def test_bmm_values_and_gradients_as_torch(coalesce):
 
 def test_bmm_gradcheck_float64():
     v = ember.tensor([1.0, 2.0, 3.0, -4.0], dtype=ember.float64, requires_grad=True)
-    d = ember.randn(2, 3, 2, dtype=ember.float64, requires_grad=True)
+    d = ember.randn(2, 4, 2, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda v, d: ember.bmm(_uncoalesced_batch(ember, v), d),
                                     (v, d))
 

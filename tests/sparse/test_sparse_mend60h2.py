@@ -43,3 +43,27 @@ def test_new_zeros_keywords_as_torch():
             getattr(ember.eye(2), layout)().new_zeros(2, 3, pin_memory=True)
     with pytest.raises(TypeError, match=r"(^|\.)new_zeros\(\) got an unexpected keyword"):
         s.new_zeros(2, foo=1)  # (before: named _new_zeros())
+
+
+def test_bmm_of_an_empty_batch_keeps_the_graph_as_torch():
+    results = []
+    for lib in (ember, torch):
+        d = lib.zeros(0, 4, 2, dtype=lib.float64, requires_grad=True)
+        out = lib.bmm(lib.zeros(0, 3, 4, dtype=lib.float64).to_sparse(), d)
+        results.append((tuple(out.shape), out.requires_grad))  # (before: False, no graph)
+        out.sum().backward()
+        assert tuple(d.grad.shape) == (0, 4, 2)
+    assert results[0] == results[1] == ((0, 3, 2), True)
+
+
+def test_bmm_leaf_grad_is_torch_grad_masked_as_documented():
+    grads = []
+    for lib in (ember, torch):
+        s = lib.sparse_coo_tensor([[0, 1, 1], [0, 2, 1], [1, 0, 3]], [1.0, 2.0, 3.0],
+                                  (2, 3, 4)).requires_grad_()
+        (lib.bmm(s, lib.arange(16.0).reshape(2, 4, 2)) ** 2).sum().backward()
+        grads.append(s.grad)
+    assert grads[0].layout is ember.sparse_coo and grads[1].layout is torch.strided
+    mask = torch.zeros(2, 3, 4)
+    mask[[0, 1, 1], [0, 2, 1], [1, 0, 3]] = 1
+    torch.testing.assert_close(torch.from_numpy(grads[0].to_dense().numpy()), grads[1] * mask)

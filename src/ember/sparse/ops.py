@@ -191,8 +191,6 @@ def bmm(input: SparseTensor, mat2: Any) -> Tensor:
         raise ShapeError(f"bmm: {tuple(input.shape)} @ {tuple(mat2.shape)}: expected a 3-D "
                          f"dense batch of {input.shape[0]} matrices with {input.shape[2]} rows")
     (batch, n, m), p = input.shape, mat2.shape[2]
-    if batch == 0:
-        return zeros((0, n, p), dtype=mat2.dtype)
     b, i, k = coo_index(input)  # (one block-diagonal (batch*n, batch*m) matrix, same values)
     blocks = SparseTensor(sparse_coo, (batch * n, batch * m),
                           (long_index(np.stack([b * n + i, b * m + k])),), input._vals,
