@@ -149,7 +149,10 @@ def _check_mask_shape(op: str, query: Tensor, key: Tensor, attn_mask: Tensor,
     as a ``where`` or ``add`` of unexplained shapes, or the output grew)."""
     lead, ms = query.shape[:-2], attn_mask.shape
     if key.shape[:-2] != lead:
-        lead = broadcast_shape((tuple(lead), tuple(key.shape[:-2])), op)
+        try:
+            lead = broadcast_shape((tuple(lead), tuple(key.shape[:-2])), op)
+        except ShapeError:  # (query and key disagree: the caller's own error says so)
+            return
     weights = (*lead, query.shape[-2], key.shape[-2])
     if len(ms) > len(weights) or any(m != w and m != 1 for m, w in zip(ms[::-1], weights[::-1])):
         raise ShapeError(f"{op}: attn_mask of shape {tuple(ms)} does not broadcast to the "
