@@ -82,10 +82,9 @@ from ember.ops.native_functions import conv_tbc
 from ember.ops.normalization import (
     batch_norm,
     instance_norm,
+    normalize,
     rms_norm,
 )
-from ember.ops.normalization import normalize as _normalize
-from ember.ops.out_arg import with_out
 from ember.ops.pad import pad
 from ember.ops.pixel_shuffle import (
     channel_shuffle,
@@ -113,21 +112,6 @@ from ember.ops.pool import (
 from ember.ops.softmax import log_softmax, softmax, softmin
 from ember.ops.unary import sigmoid, tanh
 from ember.ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d
-from ember.tensor import Tensor
-
-_normalize_out = with_out(_normalize, "normalize")
-
-
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
-              out: Tensor | None = None) -> Tensor:
-    """``input / max(‖input‖_p, eps)`` along ``dim``, written into ``out`` when given (as in
-    PyTorch, ``out`` may also be the fifth positional argument).
-
-    Example:
-        >>> F.normalize(ember.tensor([[3.0, 4.0]]), 2.0, 1, 1e-12, ember.empty(1, 2))
-        tensor([[0.6000, 0.8000]])
-    """
-    return _normalize_out(input, p, dim, eps, out=out)
 
 __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin",
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

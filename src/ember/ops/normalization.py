@@ -40,7 +40,7 @@ from ember.ops.convert import HALF, contiguous, laid_out_like
 from ember.ops.inplace import inplace
 from ember.ops.int_args import as_ints
 from ember.ops.norms import vector_norm
-from ember.ops.out_arg import torch_dtype_name
+from ember.ops.out_arg import torch_dtype_name, with_out
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
@@ -533,14 +533,19 @@ def _instance_norm(input: Tensor, running_mean: Tensor | None, running_var: Tens
                    None if bias is None else _per_channel(bias, input.ndim))
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """``input / max(‖input‖_p, eps)`` along ``dim`` (``ember.nn.functional.normalize`` adds
-    PyTorch's ``out=``).
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """``input / max(‖input‖_p, eps)`` along ``dim``, written into ``out`` when given (as in
+    PyTorch, ``out`` may also be the fifth positional argument).
 
     Example:
-        >>> F.normalize(ember.tensor([[3.0, 4.0]]), dim=1)
+        >>> F.normalize(ember.tensor([[3.0, 4.0]]), 2.0, 1, 1e-12, ember.empty(1, 2))
         tensor([[0.6000, 0.8000]])
     """
+    return _normalize_into(input, p, dim, eps, out=out)
+
+
+def _normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     # (complex vectors are divided by the norm of the moduli)
     if not is_complex_input("normalize", "input", input):
         _check_float("normalize", input)
@@ -557,3 +562,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     else:
         norm = (input.abs() ** p).sum(dim, keepdim=True).clamp(min=eps ** p) ** (1.0 / p)
     return input / laid_out_like(norm, input)
+
+
+_normalize_into = with_out(_normalize, "normalize")
