@@ -198,3 +198,9 @@ def test_attention_mask_error_with_gqa_names_the_callers_key_shape(length):
                                          rf"query \(1, 8, {length}, 16\) and key "
                                          rf"\(1, 2, {length}, 16\)\. Hint"):
         F.scaled_dot_product_attention(q, kv, kv, attn_mask=mask, enable_gqa=True)
+
+
+def test_query_and_key_batches_that_do_not_broadcast_keep_matmuls_error_with_a_mask():
+    q, k = ember.ones(2, 3, 4, 8), ember.ones(3, 3, 4, 8)
+    with pytest.raises(ember.errors.ShapeError, match=r"matmul: \(2, 3, 4, 8\) @ \(3, 3, 8, 4\)"):
+        F.scaled_dot_product_attention(q, k, k, attn_mask=ember.ones(4, 4, dtype=ember.bool))
