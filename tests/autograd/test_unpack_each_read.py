@@ -95,6 +95,7 @@ def test_unpacked_values_are_not_held_between_backwards():
 
 
 def test_backwards_in_threads_over_one_packed_graph():
+    previous = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # (switch threads often: between filling a node's slots and
     errors, right = [], []  # reading them, another thread's backward empties them)
     try:
@@ -121,5 +122,5 @@ def test_backwards_in_threads_over_one_packed_graph():
         for t in threads:
             t.join()
     finally:
-        sys.setswitchinterval(0.005)
+        sys.setswitchinterval(previous)
     assert errors == [] and len(right) == 60 and all(right)

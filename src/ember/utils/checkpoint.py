@@ -56,8 +56,10 @@ class _Frame:
         self.contexts = {name: get() for name, (get, _) in CONTEXTS.items()}
         self.recompute_context, self.early_stop, self.check = recompute_context, early_stop, check
         self.saved: list[tuple] = []  # (shape, dtype) of each value saved, in order
-        self.values: list | None = None
-        self.pass_id: object = None  # the backward pass that recomputed ``values``
+        # the recomputed values not yet handed out, per backward pass (its id; None: reads
+        # outside backward, grad_fn._saved_*), as PyTorch keys them by graph task: passes in
+        # several threads each recompute once
+        self.values: dict[int | None, list] = {}
         self.versions: list[tuple] = []  # (tensor argument, its version, where it is)
 
     def stamp(self) -> None:
@@ -84,23 +86,24 @@ class _Frame:
 
     def unpack(self, i: int) -> Any:
         task = GRAPH_TASK.current
-        now = object() if task is None else task[0] if type(task) is tuple else task.id
-        if self.values is None or now != self.pass_id:  # (each backward recomputes once, as
-            self.recompute()  # PyTorch's; a read outside backward too)
-            self.pass_id = now
-        value, self.values[i] = self.values[i], None  # handed out once: memory goes with it
-        if value is None:
-            raise CheckpointError(
-                f"checkpoint: saved value {i} was read twice in one backward (a custom "
-                "Function reading ctx.saved_tensors more than once?); each backward reads it "
-                "once. Hint: read ctx.saved_tensors once in backward")
+        key = None if task is None else task[0] if type(task) is tuple else task.id
+        values = self.values.get(key)
+        if values is None and key is not None:  # (dropped when the pass ends, read or not)
+            at_exit = task[5] if type(task) is tuple else task.at_exit
+            at_exit.append(lambda: self.values.pop(key, None))
+        if values is None or values[i] is None:  # (a second read of one value in a pass: a
+            # Function reading ctx.saved_tensors twice, a hook reading grad_fn._saved_*, or
+            # another thread's backward emptying a node's slots: recomputed again, where
+            # PyTorch refuses the first two)
+            values = self.values[key] = self.recompute()
+        value, values[i] = values[i], None  # handed out once: memory goes with it
         if not self.check and tuple(value.shape) != self.saved[i][0]:
             # (under determinism_check='none' only a value backward reads: one of another
             # shape cannot give gradients, and torch hands it on to a wrong or failing one)
             raise self._differs(i, value)
         return value
 
-    def recompute(self) -> None:
+    def recompute(self) -> list:
         for t, version, path in self.versions:
             if t._vc.value != version:
                 raise GradError(
@@ -133,7 +136,7 @@ class _Frame:
             if now is not None:
                 set_rng_state(now)
         self._compare(values)
-        self.values = values
+        return values
 
     def _compare(self, values: list) -> None:
         if len(values) != len(self.saved):
