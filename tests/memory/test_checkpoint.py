@@ -3,8 +3,6 @@ memory kept for backward, and the semantics of torch.utils.checkpoint."""
 
 import contextlib
 import gc
-import sys
-import threading
 import tracemalloc
 
 import numpy as np
@@ -16,6 +14,7 @@ from ember import nn
 from ember.errors import ArgumentError
 from ember.models.gpt import GPT, Block
 from ember.utils.checkpoint import checkpoint, checkpoint_sequential
+from tests.concurrent_grads import grads_agree_in_threads
 
 
 def _grads(module, x):
@@ -413,34 +412,12 @@ def test_a_second_read_in_one_backward_recomputes_again():
 
 
 def test_backwards_in_threads_through_one_checkpoint_each_recompute():
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # (switch often: passes in several threads at once)
-    errors, right = [], []
-    try:
-        ember.manual_seed(0)
-        w = [ember.randn(16, 16, requires_grad=True) for _ in range(4)]
+    ember.manual_seed(0)
+    w = [ember.randn(16, 16, requires_grad=True) for _ in range(4)]
 
-        def block(h):
-            for wi in w:
-                h = (h @ wi).tanh()
-            return h
+    def block(h):
+        for wi in w:
+            h = (h @ wi).tanh()
+        return h
 
-        y = checkpoint(block, ember.randn(8, 16)).square().sum()
-        want = [g.numpy().copy() for g in ember.autograd.grad(y, w, retain_graph=True)]
-
-        def work():
-            try:
-                for _ in range(20):
-                    got = ember.autograd.grad(y, w, retain_graph=True)
-                    right.append(all(np.allclose(a.numpy(), b) for a, b in zip(got, want)))
-            except Exception as e:  # noqa: BLE001 (collected, asserted below)
-                errors.append(repr(e))
-
-        threads = [threading.Thread(target=work) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(previous)
-    assert errors == [] and len(right) == 80 and all(right)
+    grads_agree_in_threads(checkpoint(block, ember.randn(8, 16)).square().sum(), w, calls=20)
