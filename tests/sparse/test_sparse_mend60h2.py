@@ -1,5 +1,6 @@
 """mend60h2: fixes of rm60h's findings on mend60h's sparse commits."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -19,9 +20,10 @@ def test_new_zeros_refuses_negative_sizes_as_torch(make, size):
 
 @pytest.mark.parametrize("make", [lambda lib: lib.zeros(2, 2),
                                   lambda lib: lib.zeros(2, 2).to_sparse()])
-@pytest.mark.parametrize("other", [3, [1, 2], None])
+@pytest.mark.parametrize("other", [3, [1, 2], None, np.zeros((2, 2))])
 def test_is_same_size_of_a_non_tensor_is_a_type_error_dense_and_sparse(make, other):
-    # (the dense method raised AttributeError "'int' object has no attribute 'shape'")
+    # (the dense method raised AttributeError "'int' object has no attribute 'shape'", and
+    # answered True for an array of the same shape)
     with pytest.raises(TypeError, match="is_same_size.*other"):
         make(torch).is_same_size(other)
     with pytest.raises(TypeError, match="is_same_size.*other"):

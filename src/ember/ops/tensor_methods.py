@@ -253,11 +253,9 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
         >>> ember.zeros(2, 3).is_same_size(ember.ones(2, 3))
         True
     """
-    try:
-        return tuple(input.shape) == tuple(other.shape)
-    except AttributeError:  # (a number or list: a TypeError as torch's, not the missing shape)
+    if not isinstance(other, Tensor):  # (a number, list or array: a TypeError as torch's)
         refuse_non_tensor("is_same_size", "other", other)
-        raise
+    return tuple(input.shape) == tuple(other.shape)
 
 
 @method()
