@@ -68,14 +68,15 @@ def test_geometric_and_bernoulli_fills_refuse_what_torch_refuses(fill, dtype):
         fill(ember.zeros(3, dtype=getattr(ember, dtype)))
 
 
-@pytest.mark.parametrize("mean_dtype, std_dtype", [
-    ("float16", "float32"), ("bfloat16", "float64"), ("float32", "float64"),
-    ("float16", "bfloat16"), ("complex64", "float64")])
-def test_normal_of_tensors_keeps_the_mean_dtype_like_torch(mean_dtype, std_dtype):
-    t = torch.normal(torch.zeros(4, dtype=getattr(torch, mean_dtype)),
-                     torch.ones(4, dtype=getattr(torch, std_dtype)))
-    e = ember.normal(ember.zeros(4, dtype=getattr(ember, mean_dtype)),
-                     ember.ones(4, dtype=getattr(ember, std_dtype)))
+@pytest.mark.parametrize("mean_dtype, std_dtype, grad", [
+    ("float16", "float32", False), ("bfloat16", "float64", False),
+    ("float32", "float64", False), ("float16", "bfloat16", False),
+    ("complex64", "float64", False), ("float32", "float64", True), ("float16", "float32", True)])
+def test_normal_of_tensors_keeps_the_mean_dtype_like_torch(mean_dtype, std_dtype, grad):
+    t = torch.normal(torch.zeros(4, dtype=getattr(torch, mean_dtype), requires_grad=grad),
+                     torch.ones(4, dtype=getattr(torch, std_dtype), requires_grad=grad))
+    e = ember.normal(ember.zeros(4, dtype=getattr(ember, mean_dtype), requires_grad=grad),
+                     ember.ones(4, dtype=getattr(ember, std_dtype), requires_grad=grad))
     assert str(t.dtype) == f"torch.{mean_dtype}" and e.dtype == getattr(ember, mean_dtype)
 
 

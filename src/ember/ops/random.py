@@ -469,11 +469,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
         if dt.is_complex:
             noise = view_as_complex(noise * 0.5 ** 0.5)
         out = noise * _detached(std) + _detached(mean)
-        out = out if out.dtype is dt else out.to(dt)  # (mean's dtype, as torch: no promotion)
         for source in (mean, std):
             if isinstance(source, Tensor):
-                out = zero_grad_from(source, out)
-        return out
+                out = zero_grad_from(source, out)  # (after the cast it would widen again)
+        return out if out.dtype is dt else out.to(dt)  # (mean's dtype, as torch: no promotion)
     mean, std = _numbers("normal", mean, std)
     if size is None:
         raise ShapeError("normal: give size= when mean and std are numbers")
