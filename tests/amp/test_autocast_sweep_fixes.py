@@ -224,3 +224,21 @@ def test_a_gemm_of_an_integer_and_a_float_operand_is_refused_under_autocast(name
         fn(torch)
     with ember.autocast("cpu"), pytest.raises(ember.DTypeError, match="same dtype"):
         fn(ember)
+
+
+@pytest.mark.parametrize("how", ["setter", "restored on exit"])
+def test_autocast_turned_on_by_the_setter_casts_inside_cond_branches_as_torch(how):
+    # (the setter's handler, and the one __exit__ puts back, were not ambient: ember.cond's
+    # branches ran matmuls in float32 while the same matmul outside gave bfloat16)
+    def run(lib):
+        lib.set_autocast_enabled("cpu", True)
+        try:
+            if how == "restored on exit":
+                with lib.autocast("cpu"):
+                    lib.set_autocast_enabled("cpu", False)
+            a = lib.ones(2, 2)
+            out = lib.cond(lib.tensor(True), lambda x: x @ x, lambda x: x @ x, (a,))
+            return str(out.dtype).split(".")[-1]
+        finally:
+            lib.set_autocast_enabled("cpu", False)
+    assert run(ember) == run(torch) == "bfloat16"

@@ -135,7 +135,7 @@ def set_autocast_enabled(device_type: Any = _UNSET, enabled: Any = _UNSET) -> No
         STATE.cuda_enabled = enabled
         return
     if enabled and _handler not in DISPATCH.stack:
-        push_handler(_handler)
+        push_handler(_handler, ambient=True)  # (casting inside ember.cond's branches too)
         STATE.pushed_by_setter = True
     elif not enabled and STATE.pushed_by_setter and _handler in DISPATCH.stack:
         pop_handler(_handler)
@@ -381,7 +381,7 @@ class autocast:
         if STATE.enabled and _handler not in DISPATCH.stack:
             # set_autocast_enabled(False) inside took out the handler the setter had put in
             # before: back in, the setter's again, or the restored state would not cast
-            push_handler(_handler)
+            push_handler(_handler, ambient=True)
             STATE.pushed_by_setter = True
 
     def __call__(self, fn: Callable) -> Callable:
