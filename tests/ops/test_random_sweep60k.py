@@ -136,3 +136,10 @@ def test_fork_rng_takes_torchs_private_keywords_and_positions():
     with torch.random.fork_rng(None, False, "mine", "devs", "cuda"):  # (device_type 5th)
         pass
     assert bool((ember.rand(2) == inside).all())
+
+
+@pytest.mark.parametrize("name", ["get_offset", "set_offset", "graphsafe_get_state",
+                                  "graphsafe_set_state"])
+def test_generator_methods_that_always_raise_are_annotated_noreturn(name):
+    import typing
+    assert typing.get_type_hints(getattr(ember.Generator, name))["return"] is typing.NoReturn

@@ -5,7 +5,7 @@ the functions over it (``manual_seed``, ``seed``, ``initial_seed``, ``get_rng_st
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -115,21 +115,21 @@ class Generator:
         """
         return Generator(self.device).set_state(self.get_state())
 
-    def get_offset(self) -> int:
+    def get_offset(self) -> NoReturn:
         """PyTorch's Philox offset; a CPU generator has none, so it raises, as PyTorch's."""
         raise OpError("get_offset: Ember's generators (PCG64) do not use an offset, as "
                       "PyTorch's CPU Generator. Hint: get_state() / set_state()")
 
-    def set_offset(self, offset: int) -> Generator:
+    def set_offset(self, offset: int) -> NoReturn:
         """Raises, as :meth:`get_offset` (PyTorch's CPU Generator has no offset either)."""
         return self.get_offset()
 
-    def graphsafe_get_state(self) -> Generator:
+    def graphsafe_get_state(self) -> NoReturn:
         """PyTorch's CUDA-graph state swap; unsupported here, as on PyTorch's CPU Generator."""
         raise NotImplementedError("graphsafe_get_state is not supported by Ember's generators, "
                                   "as by PyTorch's CPU Generator. Hint: clone_state()")
 
-    def graphsafe_set_state(self, state: Generator) -> Generator:
+    def graphsafe_set_state(self, state: Generator) -> NoReturn:
         """Raises, as :meth:`graphsafe_get_state`."""
         return self.graphsafe_get_state()
 
