@@ -182,3 +182,47 @@ def test_a_new_data_file_gets_the_model_file_s_mode(tmp_path):
     ember.onnx.export(_model(), (ember.randn(2, 32),), tmp_path / "m.onnx", external_data=True)
     mode = (tmp_path / "m.onnx").stat().st_mode & 0o777
     assert (tmp_path / "m.onnx.data").stat().st_mode & 0o777 == mode
+
+
+def _read_only(monkeypatch, path):
+    """``path`` made 0444 and seen as not writable (root, which runs the tests, ignores modes)."""
+    os.chmod(path, 0o444)
+    access, real = os.access, os.path.realpath(path)
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: (
+        not (os.fspath(p) == real and mode & os.W_OK) and access(p, mode, **kw)))
+
+
+def test_a_read_only_or_another_user_s_model_is_written_through_not_replaced(tmp_path,
+                                                                            monkeypatch):
+    # (os.replace needs only the folder writable: a 0444 model was silently replaced, where
+    # torch's open(f, "wb") raises PermissionError; another user's file changed owner)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(b"old")
+    assert not external._through(str(path))
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(path).st_uid + 1)
+    assert external._through(str(path))
+    monkeypatch.undo()
+    _read_only(monkeypatch, path)
+    assert external._through(str(path))
+    inode = path.stat().st_ino
+    for outside in (False, True):
+        ember.onnx.export(_model(), (ember.randn(2, 32),), path, external_data=outside)
+        assert path.stat().st_ino == inode and path.stat().st_mode & 0o777 == 0o444
+
+
+def test_a_read_only_model_raises_permission_error_and_keeps_both_files(tmp_path, monkeypatch):
+    path, data = tmp_path / "m.onnx", tmp_path / "m.onnx.data"
+    path.write_bytes(b"old")
+    data.write_bytes(b"old data")
+    _read_only(monkeypatch, path)
+
+    def refused(file, mode="r", *args, **kwargs):  # (what open does for a non-root user)
+        if os.fspath(file) == str(path) and mode != "rb":
+            raise PermissionError(13, "Permission denied", os.fspath(file))
+        return open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(external, "open", refused, raising=False)
+    for outside in (False, True):
+        with pytest.raises(PermissionError, match="Permission denied"):
+            ember.onnx.export(_model(), (ember.randn(2, 32),), path, external_data=outside)
+        assert path.read_bytes() == b"old" and data.read_bytes() == b"old data"

@@ -69,8 +69,8 @@ def write(model: onnx.ModelProto, f: str | os.PathLike | io.IOBase,
     object takes one message only. A path is written beside itself and then moved into place
     (a symlink's target, keeping the file's mode), ``<f>.data`` first, so a write interrupted
     before the moves leaves the previous model whole (one stopped between the two renames
-    leaves the old model beside the new data); a device, FIFO or hard-linked file is written
-    through."""
+    leaves the old model beside the new data); a device, FIFO, hard-linked, read-only or
+    another user's file is written through."""
     if external_data is not None and not isinstance(external_data, bool):
         raise ArgumentError("ember.onnx.export: external_data must be True, False or None, "
                             f"got {external_data!r}")
@@ -92,13 +92,17 @@ def write(model: onnx.ModelProto, f: str | os.PathLike | io.IOBase,
 def _replace(model: onnx.ModelProto, path: str, outside: bool) -> None:
     """Writes ``model`` to ``path`` (and its weights to ``<path>.data`` where ``outside``):
     each file is written into a temporary folder and renamed into place (atomic, with the old
-    file's mode; a symlink's target is the one replaced). A device, FIFO or hard-linked file,
-    or one in a folder Ember cannot write, is written through as ``open(path, "wb")``."""
+    file's mode; a symlink's target is the one replaced). A device, FIFO, hard-linked,
+    read-only or another user's file, or one in a folder Ember cannot write, is written
+    through as ``open(path, "wb")``."""
     real = os.path.realpath(path)
-    if not outside and (_through(real) or not os.access(os.path.dirname(real), os.W_OK)):
+    through = _through(real)
+    if not outside and (through or not os.access(os.path.dirname(real), os.W_OK)):
         with open(real, "wb") as out:
             out.write(model.SerializeToString())
         return
+    if through and os.path.isfile(real):  # (refused before <f>.data changes where the model
+        open(real, "r+b").close()  # cannot be written: open's PermissionError, as torch's)
     name, data = os.path.basename(path), path + ".data"
     folder = os.path.dirname(os.path.realpath(data) if outside else real)
     with tempfile.TemporaryDirectory(dir=folder, prefix=f".{name}.") as scratch:
@@ -117,12 +121,15 @@ def _replace(model: onnx.ModelProto, path: str, outside: bool) -> None:
 
 def _through(real: str) -> bool:
     """Whether the file ``real`` is to be written through rather than replaced: it exists
-    and is not a regular file with one link (a device, a FIFO, a hard-linked file)."""
+    and is not a regular file with one link (a device, a FIFO, a hard-linked file) that
+    Ember may write and owns (a read-only file raises PermissionError as torch's
+    ``open(f, "wb")``, where a rename would replace it; another user's would change owner)."""
     try:
         st = os.stat(real)
     except FileNotFoundError:
         return False
-    return not stat.S_ISREG(st.st_mode) or st.st_nlink > 1
+    return (not stat.S_ISREG(st.st_mode) or st.st_nlink > 1 or st.st_uid != os.geteuid()
+            or not os.access(real, os.W_OK))
 
 
 def _put(new: str, dest: str) -> None:
