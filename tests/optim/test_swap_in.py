@@ -89,6 +89,20 @@ def test_an_id_listed_twice_is_refused(groups):
     assert opt.param_groups[-1]["params"][-1] is b
 
 
+def test_an_optimizer_built_with_a_parameter_twice_is_named_in_the_hint():
+    # (its own state_dict saves params [0, 0]: the hint sent the user to edit the dict)
+    w = ember.ones(2, requires_grad=True)
+    with pytest.warns(UserWarning):
+        opt = ember.optim.SGD([w, w], lr=0.1, momentum=0.9)
+    w.grad = ember.ones(2)
+    opt.step()
+    assert opt.state_dict()["param_groups"][0]["params"] == [0, 0]
+    with pytest.raises(ValueError, match="lists? one parameter twice.*without the duplicate"):
+        with ember.optim.swap_in_optimizer_params_and_state(
+                opt, {"a": ember.zeros(2), "b": ember.zeros(2)}, opt.state_dict()):
+            pass
+
+
 def _sgd_and_swap_in():
     w = ember.tensor([1.0, 2.0], requires_grad=True)
     opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)

@@ -53,7 +53,9 @@ def _layout_problem(optimizer: Optimizer, n_params: int, saved: Any) -> str | No
         for k in ids:
             if k in listed:  # (its parameters would share, and doubly update, one state)
                 return (f"param id {k} is listed twice in swapin_optim_state's param groups "
-                        f"(again in group {i}); hint: give each parameter its own id")
+                        f"(again in group {i}; an optimizer whose param groups list one "
+                        "parameter twice saves it so); hint: build the optimizer without the "
+                        "duplicate, or give each parameter its own id")
             listed.add(k)
     unlisted = [k for k in state if k not in listed]
     if unlisted:
