@@ -106,7 +106,7 @@ class Weibull(TransformedDistribution):
         """``scale * ((k - 1) / k) ** (1 / k)``, zero for ``k <= 1`` (where PyTorch's is NaN or
         worse)."""
         return where_above(self.concentration, 1.0,
-                           lambda k: self.scale * ((k - 1) / k) ** k.reciprocal(), 0.0)
+                           lambda k: self.scale * ((k - 1) / k) ** k.reciprocal(), 0.0, self.scale)
 
     @property
     def variance(self) -> Tensor:
@@ -158,12 +158,14 @@ class Pareto(TransformedDistribution):
     @property
     def mean(self) -> Tensor:
         """``alpha * scale / (alpha - 1)``, infinite for ``alpha <= 1``."""
-        return where_above(self.alpha, 1.0, lambda a: _pareto_mean(a, self.scale), math.inf)
+        return where_above(self.alpha, 1.0, lambda a: _pareto_mean(a, self.scale), math.inf,
+                           self.scale)
 
     @property
     def variance(self) -> Tensor:
         """``scale^2 alpha / ((alpha - 1)^2 (alpha - 2))``, infinite for ``alpha <= 2``."""
-        return where_above(self.alpha, 2.0, lambda a: _pareto_variance(a, self.scale), math.inf)
+        return where_above(self.alpha, 2.0, lambda a: _pareto_variance(a, self.scale), math.inf,
+                           self.scale)
 
     def entropy(self) -> Tensor:
         return ember.log(self.scale / self.alpha) + (1 + self.alpha.reciprocal())
@@ -220,14 +222,15 @@ class GeneralizedPareto(_Elementwise):
         """``loc + scale / (1 - xi)``; inf for ``xi >= 1`` (the tail is Pareto's, whose mean is
         inf there; PyTorch's is NaN)."""
         return where_above(-self.concentration, -1.0,
-                           lambda neg_xi: self.loc + self.scale / (1 + neg_xi), math.inf)
+                           lambda neg_xi: self.loc + self.scale / (1 + neg_xi), math.inf,
+                           self.loc, self.scale)
 
     @property
     def variance(self) -> Tensor:
         """``scale^2 / ((1 - xi)^2 (1 - 2 xi))``; inf for ``xi >= 1/2``, as ``Pareto``'s
         (PyTorch's is NaN)."""
         return where_above(-self.concentration, -0.5, lambda neg_xi: self.scale ** 2
-                           / ((1 + neg_xi) ** 2 * (1 + 2 * neg_xi)), math.inf)
+                           / ((1 + neg_xi) ** 2 * (1 + 2 * neg_xi)), math.inf, self.scale)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         return self.icdf(self._uniform(sample_shape, self.loc.dtype))

@@ -45,13 +45,15 @@ class InverseGamma(TransformedDistribution):
     @property
     def mean(self) -> Tensor:
         """``rate / (concentration - 1)``, infinite for a concentration up to one."""
-        return where_above(self.concentration, 1.0, lambda c: self.rate / (c - 1), math.inf)
+        return where_above(self.concentration, 1.0, lambda c: self.rate / (c - 1), math.inf,
+                           self.rate)
 
     @property
     def variance(self) -> Tensor:
         """``rate^2 / ((concentration - 1)^2 (concentration - 2))``, infinite up to two."""
         return where_above(self.concentration, 2.0,
-                           lambda c: self.rate ** 2 / ((c - 1) ** 2 * (c - 2)), math.inf)
+                           lambda c: self.rate ** 2 / ((c - 1) ** 2 * (c - 2)), math.inf,
+                           self.rate)
 
     def entropy(self) -> Tensor:
         c = self.concentration
@@ -88,7 +90,8 @@ class StudentT(_Elementwise):
     def variance(self) -> Tensor:
         """``scale^2 df / (df - 2)``; infinite for ``1 < df <= 2``, NaN for ``df <= 1``."""
         heavy = ember.where(self.df > 1, math.inf, math.nan).to(self.df.dtype)
-        return where_above(self.df, 2.0, lambda df: self.scale ** 2 * df / (df - 2), heavy)
+        return where_above(self.df, 2.0, lambda df: self.scale ** 2 * df / (df - 2), heavy,
+                           self.scale)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         x = ember.randn(self._extended_shape(sample_shape), dtype=self.df.dtype)
@@ -139,14 +142,15 @@ class FisherSnedecor(_Elementwise):
         """``(df1 - 2) / df1 * df2 / (df2 + 2)``; zero for ``df1 <= 2``, where the density is
         largest (or unbounded) at zero, as ``Gamma``'s below concentration one (PyTorch's: NaN)."""
         df2 = self.df2
-        return where_above(self.df1, 2.0, lambda df1: (df1 - 2) / df1 * df2 / (df2 + 2), 0.0)
+        return where_above(self.df1, 2.0, lambda df1: (df1 - 2) / df1 * df2 / (df2 + 2), 0.0,
+                           df2)
 
     @property
     def variance(self) -> Tensor:
         """The variance; inf for ``df2 <= 4`` (PyTorch's: NaN)."""
         df1 = self.df1
         return where_above(self.df2, 4.0, lambda df2: 2 * df2 ** 2 * (df1 + df2 - 2)
-                            / (df1 * (df2 - 2) ** 2 * (df2 - 4)), math.inf)
+                            / (df1 * (df2 - 2) ** 2 * (df2 - 4)), math.inf, df1)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         tiny = ember.finfo(self.df1.dtype).tiny

@@ -76,20 +76,23 @@ def as_value(value: Any, like: Tensor) -> Tensor:
     return value if isinstance(value, Tensor) else ember.as_tensor(value, dtype=like.dtype)
 
 
-def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
-    """``fn(x)`` where ``x > bound``, a NaN where ``x`` is NaN, else ``otherwise``; ``fn`` only
-    sees values above the bound, so the branch not taken cannot put NaN into gradients (a
-    moment that is infinite or undefined for heavy tails; a NaN parameter, as a diverging fit
-    makes with ``validate_args=False``, stays visible rather than reading as a heavy tail).
+def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any, *others: Tensor) -> Tensor:
+    """``fn(x)`` where ``x > bound``, a NaN where ``x`` or one of ``others`` (the other
+    parameters the moment reads) is NaN, else ``otherwise``; ``fn`` only sees values above
+    the bound, so the branch not taken cannot put NaN into gradients (a moment that is
+    infinite or undefined for heavy tails; a NaN parameter, as a diverging fit makes with
+    ``validate_args=False``, stays visible rather than reading as a heavy tail).
 
     Example:
-        >>> where_above(ember.tensor([0.5, 3.0, float("nan")]), 1.0, lambda a: a / (a - 1),
-        ...             float("inf"))
-        tensor([   inf, 1.5000,    nan])
+        >>> where_above(ember.tensor([0.5, 3.0, float("nan"), 0.5]), 1.0, lambda a: a / (a - 1),
+        ...             float("inf"), ember.tensor([1.0, 1.0, 1.0, float("nan")]))
+        tensor([   inf, 1.5000,    nan,    nan])
     """
     above = x > bound
-    return ember.where(above, fn(ember.where(above, x, bound + 1.0)),
-                       ember.where(ember.isnan(x), x, otherwise))
+    fallback = ember.where(ember.isnan(x), x, otherwise)
+    for other in others:
+        fallback = ember.where(ember.isnan(other), other, fallback)
+    return ember.where(above, fn(ember.where(above, x, bound + 1.0)), fallback)
 
 
 def one_minus_exp(s: Tensor) -> Tensor:
