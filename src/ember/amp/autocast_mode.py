@@ -275,19 +275,18 @@ def _handler(prim: Any, inputs: tuple, params: dict) -> Any:
         if "compute" in params:  # a GEMM: compute in what the device is fast in for target
             acc = compute_dtype(inputs[0].device, inputs[0].dtype, "gemm")
             params = dict(params, compute=None if acc is inputs[0].dtype else acc)
-    floats = {t.dtype for t in inputs if t.dtype.is_floating_point}
-    if kind is LOWER and dtypes.float64 in floats and len(floats) > 1:
+    if kind is LOWER and len(seen := {t.dtype for t in inputs}) > 1:  # (common case: one)
         shown = ", ".join(describe(t.shape, t.dtype) for t in inputs)
-        raise DTypeError(f"{prim.name} under autocast: its operands ({shown}) differ, as "
-                         f"autocast lowers float32 ones to {target.name} and leaves float64 "
-                         "ones as they are, as PyTorch's. Hint: convert the float64 operand "
-                         "with .float(), or run this op under autocast(enabled=False)")
-    if kind is LOWER and prim.name in _GEMMS and len({t.dtype for t in inputs}) > 1:
-        # (an integer or bool operand beside a floating one: refused as outside autocast)
-        shown = ", ".join(describe(t.shape, t.dtype) for t in inputs)
-        raise DTypeError(f"{prim.name} under autocast: operands must have the same dtype, got "
-                         f"{shown}; autocast casts only floating operands, as PyTorch's. "
-                         "Hint: convert the integer operand with .float()")
+        if dtypes.float64 in seen and sum(d.is_floating_point for d in seen) > 1:
+            raise DTypeError(f"{prim.name} under autocast: its operands ({shown}) differ, as "
+                             f"autocast lowers float32 ones to {target.name} and leaves float64 "
+                             "ones as they are, as PyTorch's. Hint: convert the float64 operand "
+                             "with .float(), or run this op under autocast(enabled=False)")
+        if prim.name in _GEMMS:
+            # (an integer or bool operand beside a floating one: refused as outside autocast)
+            raise DTypeError(f"{prim.name} under autocast: operands must have the same dtype, "
+                             f"got {shown}; autocast casts only floating operands, as "
+                             "PyTorch's. Hint: convert the integer operand with .float()")
     return apply_below(_handler, prim, inputs, params)
 
 
