@@ -18,6 +18,15 @@ def test_new_zeros_refuses_negative_sizes_as_torch(make, size):
         make().new_zeros(*size)
 
 
+@pytest.mark.parametrize("size", [3, 2.0])
+def test_new_zeros_size_keyword_must_be_a_sequence_as_torch(size):
+    # (size=3 gave shape (3,), where torch raises TypeError)
+    for lib in (torch, ember):
+        with pytest.raises(TypeError, match="new_zeros.*size.*tuple of ints"):
+            lib.eye(2).to_sparse().new_zeros(size=size)
+    assert tuple(ember.eye(2).to_sparse().new_zeros(size=[3, 2]).shape) == (3, 2)
+
+
 @pytest.mark.parametrize("make", [lambda lib: lib.zeros(2, 2),
                                   lambda lib: lib.zeros(2, 2).to_sparse()])
 @pytest.mark.parametrize("other", [3, [1, 2], None, np.zeros((2, 2))])

@@ -255,6 +255,9 @@ def _new_zeros(self: SparseTensor, *sizes: Any, size: Any = None, dtype: Any = N
     """
     if size is not None and sizes:
         raise TypeError("new_zeros() got multiple values for argument 'size'")
+    if size is not None and not isinstance(size, (tuple, list)):  # (torch's size= is a tuple)
+        raise ArgumentTypeError(f"new_zeros(): argument 'size' must be tuple of ints, not "
+                                f"{type_name(size)}. Hint: pass a tuple or list, e.g. size=(2, 3)")
     size, dtype = tuple(read_sizes(sizes if size is None else (size,))), dtype or self.dtype
     device, made = device or self.device, self.layout if layout is None else layout
     if not isinstance(made, type(strided)):
