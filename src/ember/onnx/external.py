@@ -70,7 +70,9 @@ def write(model: onnx.ModelProto, f: str | os.PathLike | io.IOBase,
     (a symlink's target, keeping the file's mode), ``<f>.data`` first, so a write interrupted
     before the moves leaves the previous model whole (one stopped between the two renames
     leaves the old model beside the new data); a device, FIFO, hard-linked, read-only or
-    another user's file is written through."""
+    another user's file is written through. A symlink into another folder gets the model
+    copied into its target (not atomic) and ``<f>.data`` beside the link (load it through
+    the link)."""
     if external_data is not None and not isinstance(external_data, bool):
         raise ArgumentError("ember.onnx.export: external_data must be True, False or None, "
                             f"got {external_data!r}")
