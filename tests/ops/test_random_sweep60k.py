@@ -1,5 +1,7 @@
 """Random ops against PyTorch: cases the sweep60k differential sweep found diverging."""
 
+import math
+
 import pytest
 import torch
 
@@ -143,3 +145,27 @@ def test_fork_rng_takes_torchs_private_keywords_and_positions():
 def test_generator_methods_that_always_raise_are_annotated_noreturn(name):
     import typing
     assert typing.get_type_hints(getattr(ember.Generator, name))["return"] is typing.NoReturn
+
+
+@pytest.mark.parametrize("dtype, low, high", [
+    ("float32", -0.125, 0.125), ("float32", 1000, 1001), ("float64", -1, 1),
+    ("float64", 1000, 1001), ("float16", 1000, 1001), ("float16", -1003, -999),
+    ("bfloat16", -1, 1), ("bfloat16", -1003, -999), ("float16", 0, 1e-3)])
+def test_uniform_fill_is_the_scaled_draws_kept_below_to(dtype, low, high):
+    # uniform_ draws in one op; its values are exactly those of the ops it fuses: float32/64
+    # rand * (to - from) + from, a draw at `to` moved below it; 16-bit floats: float64 draws
+    # rounded down onto the grid
+    from ember.ops.discrete import nextafter
+    dt = getattr(ember, dtype)
+    e = ember.zeros(50000, dtype=dt).uniform_(low, high, generator=ember.Generator().manual_seed(3))
+    g = ember.Generator().manual_seed(3)
+    lo, hi = (float(ember.tensor(v, dtype=dt)) for v in (low, high))
+    if dt.itemsize == 2:
+        d = ember.rand(50000, dtype=ember.float64, generator=g) * (hi - lo) + lo
+        r = d.to(dt)
+        r = ember.where(r.to(ember.float64) > d,
+                        nextafter(r, ember.full((), -math.inf, dtype=dt)), r)
+    else:
+        below = float(nextafter(ember.tensor(hi, dtype=dt), ember.tensor(-math.inf, dtype=dt)))
+        r = (ember.rand(50000, dtype=dt, generator=g) * (hi - lo) + lo).clamp(max=below)
+    assert e.numpy().tobytes() == r.numpy().tobytes()

@@ -8,7 +8,6 @@ each call (and CSE never merges them), exactly as eager code does.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -26,7 +25,6 @@ from ember.errors import (
     GradError,
     OpError,
     ShapeError,
-    ValueOverflow,
     describe,
 )
 from ember.layouts import check_format, format_of, memory_format, preserve_format
@@ -87,6 +85,9 @@ class _FromShape(Sample):
 
     def infer(self, *specs, shape, dtype, **params):
         return TensorSpec(shape, dtype)
+
+
+_TOP_DRAW = np.nextafter(np.float32(1), np.float32(0))  # (the largest float32 below 1)
 
 
 @primitive
@@ -259,64 +260,6 @@ def randn(*sizes: Any, size: Any = None, generator: Generator | None = None,
                                 mean=0.0, std=1.0, generator=generator)
     return _sampled("randn", Normal, size, dt, device, requires_grad, mean=0.0, std=1.0,
                     generator=generator)
-
-
-def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device: Any = None,
-                    generator: Generator | None = None, op: str = "uniform_") -> Tensor:
-    """Samples from U(low, high) of ``shape`` (both parts of a complex dtype), as ``uniform_``
-    and ``nn.init.uniform_`` fill a tensor (``op``: the one its errors name)."""
-    dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
-    largest = float(ml_dtypes.finfo(dt.to_real().np).max) if dt.is_floating_point or \
-        dt.is_complex else math.inf  # (rand refuses other dtypes)
-    for name, value in (("from", low), ("to", high)):  # (NaN too)
-        if not -largest <= value <= largest:
-            raise ArgumentError(f"{op}: {name}={_bound(op, name, value)} is out of bounds for "
-                                f"{dt.name}, which holds [{-largest}, {largest}], as PyTorch "
-                                "refuses")
-    if not low <= high:
-        raise ArgumentError(f"{op}: expects to return a [from, to) range, but found "
-                            f"from={_bound(op, 'from', low)} > to={_bound(op, 'to', high)}, as "
-                            "PyTorch refuses")
-    if not high - low <= largest:  # else the draws scaled by the width overflow to inf/NaN
-        raise ArgumentError(f"{op}: to - from = {float(high) - float(low)} exceeds the "
-                            f"largest {dt.name} ({largest}), as PyTorch refuses. Hint: a "
-                            "narrower range or a wider dtype")
-    low, high = as_doubles(low, high)
-    if dt.is_floating_point:  # (from and to rounded to dt first, as PyTorch's)
-        low, high = (float(np.array(v).astype(dt.np)) for v in (low, high))
-        if dt.itemsize == 2:
-            return _below_high(rand(shape, dtype=dtypes.float64, device=device,
-                                    generator=generator) * (high - low) + low, dt)
-    u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
-    u = u + (low * (1 + 1j) if u.dtype.is_complex else low)
-    if dt.is_floating_point and high > low:  # (a draw rounded up to `to`: the one below it)
-        return u.clamp(max=float(np.nextafter(dt.np.type(high), dt.np.type(-math.inf))))
-    return u
-
-
-def _below_high(draws: Tensor, dt: dtypes.DType) -> Tensor:
-    """float64 ``draws`` from ``[low, high)`` (held by ``dt``, a 16-bit float) rounded down onto
-    ``dt``'s grid, as PyTorch's (to nearest, they reach ``high`` and halve the ends' weight)."""
-    from ember.ops.discrete import nextafter
-    from ember.ops.select import where
-    out = draws.to(dt)
-    return where(out.to(dtypes.float64) > draws,
-                 nextafter(out, full((), -math.inf, dtype=dt, device=out.device)), out)
-
-
-def _bound(op: str, name: str, value: Any) -> str:
-    """A bound of ``uniform_`` as its error shows it: a long int as a float (2**1000 in 22
-    characters, not 302 digits); an int past float64 is PyTorch's OverflowError instead."""
-    if type(value) is not int or abs(value) < _SHORT_INT:
-        return str(value)
-    try:
-        return repr(float(value))
-    except OverflowError:
-        raise ValueOverflow(f"{op}: {name} is an int of {value.bit_length()} bits, too large "
-                            "to convert to float, as PyTorch refuses") from None
-
-
-_SHORT_INT = 10 ** 17  # (ints of up to 17 digits are shown as they are)
 
 
 def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device: Any = None,
@@ -597,3 +540,6 @@ def _like_samples(draw: Any, like: Any, input: Tensor, bounds: tuple, generator:
                device=input.device if device is None else device)
     out = out if fmt.dims is None else out.contiguous(memory_format=fmt)
     return out.requires_grad_(True) if requires_grad else out
+
+
+from ember.ops.random_range import uniform_samples  # noqa: E402,F401  (fill, nn.init)
