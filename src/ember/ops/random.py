@@ -96,8 +96,9 @@ class Uniform(_FromShape):
 
     def forward(self, xp, *, shape, dtype, low, high, generator, device):
         rng = self.rng(generator)
-        if dtype.itemsize >= 4:
-            return rng.uniform(low, high, shape).astype(dtype.np)
+        if dtype.itemsize >= 4:  # (float32: a float64 draw rounds up to 1 once in ~3e7)
+            u = rng.uniform(low, high, shape).astype(dtype.np)
+            return np.minimum(u, _TOP_DRAW, out=u) if u.dtype == np.float32 else u
         # half precision: steps of the dtype's resolution, as PyTorch draws them, so that
         # rounding never reaches 1 (a float64 draw rounds up to 1.0 once in ~4000)
         digits = ml_dtypes.finfo(dtype.np).nmant + 1
