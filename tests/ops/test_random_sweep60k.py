@@ -175,3 +175,20 @@ def test_uniform_fill_is_the_scaled_draws_kept_below_to(dtype, low, high):
         below = float(nextafter(ember.tensor(hi, dtype=dt), ember.tensor(-math.inf, dtype=dt)))
         r = (ember.rand(50000, dtype=dt, generator=g) * (hi - lo) + lo).clamp(max=below)
     assert e.numpy().tobytes() == r.numpy().tobytes()
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((), {"low": 2}), ((2,), {"low": 1}), ((2, 5), {"high": 6}), ((1, 2, 3), {})])
+def test_randint_like_refuses_bounds_torch_has_no_overload_for(args, kwargs):
+    with pytest.raises(TypeError):
+        torch.randint_like(torch.zeros(3), *args, **kwargs)
+    with pytest.raises(TypeError, match="randint_like"):
+        ember.randint_like(ember.zeros(3), *args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((5,), {}), ((2, 5), {}), ((), {"high": 5}), ((), {"low": 2, "high": 5}), ((2,), {"high": 5})])
+def test_randint_like_reads_its_bounds_like_torch(args, kwargs):
+    t = torch.randint_like(torch.zeros(4000), *args, **kwargs)
+    e = ember.randint_like(ember.zeros(4000), *args, **kwargs)
+    assert (int(e.min()), int(e.max())) == (int(t.min()), int(t.max()))

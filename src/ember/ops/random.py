@@ -502,22 +502,30 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any 
                          requires_grad, layout, memory_format)
 
 
-def randint_like(input: Tensor, low: int | None = None, high: int | None = None, *,
+def randint_like(input: Tensor, *bounds: int, low: int | None = None, high: int | None = None,
                  generator: Generator | None = None, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False, layout: Any = None,
                  memory_format: memory_format = preserve_format) -> Tensor:
-    """Integers from ``[low, high)`` (``[0, low)`` given one bound, ``[0, high)`` given only
-    ``high=``) shaped (and laid out, see ``memory_format``) like ``input``, in its dtype unless
-    ``dtype`` is given.
+    """Integers from ``[low, high)`` (``randint_like(input, high)``: ``[0, high)``, as
+    ``high=`` alone) shaped (and laid out, see ``memory_format``) like ``input``, in its dtype
+    unless ``dtype`` is given. ``low`` alone is refused, as PyTorch does.
 
     Example:
         >>> ember.randint_like(ember.zeros(2, dtype=ember.int32), 5).dtype
         ember.int32
     """
-    if low is None and high is None:
+    given = {"low": low, "high": high}
+    names = ("low", "high") if len(bounds) == 2 else ("low",) if high is not None else ("high",)
+    if len(bounds) > 2 or bounds and (low is not None or len(bounds) == 2 and high is not None):
+        raise ArgumentTypeError(f"randint_like() got {len(bounds)} positional bounds and "
+                                f"keywords {[n for n in given if given[n] is not None]}: pass "
+                                "(input, high), (input, low, high) or high= with optional low=")
+    given.update(zip(names, bounds))
+    if given["high"] is None:
         raise ArgumentTypeError("randint_like() missing its upper bound: pass high (as "
-                                "randint_like(input, high) or high=)")
-    bounds = (0, low) if high is None else (0 if low is None else low, high)
+                                "randint_like(input, high) or high=); low alone is refused, "
+                                "as PyTorch does")
+    bounds = (0 if given["low"] is None else given["low"], given["high"])
     return _like_samples(randint, randint_like, input, bounds, generator, dtype, device,
                          requires_grad, layout, memory_format)
 
