@@ -41,7 +41,7 @@ def _shape_rule(name: str) -> Any:
     return batch_sample
 
 
-for _name in ("uniform", "normal", "randint", "normal_noise"):
+for _name in ("uniform", "uniform_range", "normal", "randint", "normal_noise"):
     rule(_name)(_shape_rule(_name))
 
 
@@ -111,5 +111,5 @@ def _elementwise_rule(name: str) -> Any:
 for _name in ("poisson", "binomial", "standard_gamma", "von_mises"):
     rule(_name)(_elementwise_rule(_name))
 
-ALWAYS.update(("uniform", "normal", "randint", "normal_noise", "randperm", "bernoulli",
-               "multinomial", "poisson", "binomial", "standard_gamma", "von_mises"))
+ALWAYS.update(("uniform", "uniform_range", "normal", "randint", "normal_noise", "randperm",
+               "bernoulli", "multinomial", "poisson", "binomial", "standard_gamma", "von_mises"))
