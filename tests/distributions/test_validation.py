@@ -99,13 +99,18 @@ def test_parameter_checks_torch_makes(make, words):
 
 
 def test_the_same_checks_in_torch():
-    # (validate_args given: torch's default turns off once torch._dynamo is set up, as
-    # torch.cond or torch.export in an earlier test of the same process do)
-    with pytest.raises(ValueError):
-        torch.distributions.Multinomial(-1, probs=torch.ones(3) / 3, validate_args=True)
-    with pytest.raises(ValueError, match="covariance_matrix"):
-        torch.distributions.MultivariateNormal(torch.zeros(3), torch.full((3, 3), math.nan),
-                                               validate_args=True)
+    # (torch's default is set for this test: torch._dynamo's set-up, run by torch.cond or
+    # torch.export in an earlier test of the same process, turns it off, and Multinomial's
+    # inner Binomial, which checks total_count, follows the default)
+    default = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    try:
+        with pytest.raises(ValueError):
+            torch.distributions.Multinomial(-1, probs=torch.ones(3) / 3)
+        with pytest.raises(ValueError, match="covariance_matrix"):
+            torch.distributions.MultivariateNormal(torch.zeros(3), torch.full((3, 3), math.nan))
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(default)
     assert D.Multinomial(-1, probs=ember.ones(3) / 3, validate_args=False).total_count == -1
 
 
