@@ -198,3 +198,20 @@ def test_matmul_refuses_mixed_dtypes_and_float_functional_observes_it():
     x, y = ember.tensor([[1.0, -2.0]]), ember.tensor([[3.0], [4.0]])
     assert f.matmul(x, y).tolist() == [[-5.0]]
     assert float(f.activation_post_process.min_val) == -5.0
+
+
+def test_state_dict_round_trip_rounds_the_scale_to_float32_as_torch():
+    t, e = tnnq.QFunctional(), ennq.QFunctional()
+    t.scale, e.scale = 0.1, 0.1
+    t.zero_point, e.zero_point = 3, 3
+    t2, e2 = tnnq.QFunctional(), ennq.QFunctional()
+    t2.load_state_dict(t.state_dict())
+    e2.load_state_dict(e.state_dict())
+    assert e.state_dict()["scale"].dtype == ember.float32
+    assert e2.scale == t2.scale == 0.10000000149011612
+    x = torch.rand(6)
+    qt = torch.quantize_per_tensor(x, 0.05, 2, torch.quint8)
+    qe = ember.quantize_per_tensor(ember.tensor(x.numpy()), 0.05, 2, ember.quint8)
+    ye, yt = e2.add(qe, qe), t2.add(qt, qt)
+    same(ye.int_repr(), yt.int_repr())
+    assert ye.q_scale() == yt.q_scale()

@@ -81,6 +81,8 @@ class QFunctional(OutputQParams):
         tensor([2., 4.])
     """
 
+    _saves_float32_scale = True  # (a load rounds the scale to float32, as PyTorch's)
+
     def __init__(self) -> None:
         super().__init__()
         self.scale, self.zero_point = 1.0, 0

@@ -87,6 +87,7 @@ class OutputQParams(Module):
     scale: float
     zero_point: int
     _float32_scale = False  # (True where PyTorch holds the scale in a float32 buffer)
+    _saves_float32_scale = False  # (True where PyTorch saves a float64 scale as float32)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "scale" and self._float32_scale:  # (set, loaded or assigned alike)
@@ -94,8 +95,9 @@ class OutputQParams(Module):
         super().__setattr__(name, value)
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        destination[prefix + "scale"] = tensor(
-            self.scale, dtype="float32" if self._float32_scale else "float64")
+        float32 = self._float32_scale or self._saves_float32_scale
+        destination[prefix + "scale"] = tensor(self.scale,
+                                               dtype="float32" if float32 else "float64")
         destination[prefix + "zero_point"] = tensor(self.zero_point)
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
