@@ -116,3 +116,10 @@ def test_logical_in_place_and_out_into_a_dense_tensor_of_a_nested_operand_are_cl
         ember.zeros(4, dtype=ember.float64).logical_or_(nt)
     with pytest.raises(TypeError, match="logical_and.*out= takes dense tensor results"):
         ember.logical_and(ember.zeros(4), nt, out=ember.zeros(4, dtype=ember.bool))
+
+
+def test_where_method_reads_self_as_the_input_as_torch():
+    nt, tnt = pair()
+    other, tother = nt * 2, tnt * 2
+    assert_close(nt.where(nt > 0, other), tnt.where(tnt > 0, tother))
+    assert_close(nt.where(nt > 0, 0.0), tnt.where(tnt > 0, 0.0))

@@ -231,6 +231,14 @@ NestedTensor.__abs__ = NestedTensor.abs
 NestedTensor.clip = NestedTensor.clamp
 
 
+def _where_method(self: NestedTensor, condition: Any, other: Any) -> NestedTensor:
+    """``where(condition, self, other)``, as ``Tensor.where`` reads its operands."""
+    return IMPLEMENTATIONS[where](condition, self, other)
+
+
+NestedTensor.where = _where_method
+
+
 def values_method(name: str) -> Callable:
     """The method ``name`` (``hypot``, ``add_``, …): the values' own, on the operands as
     :func:`dense_operand` makes them; an in-place one (``add_``) returns ``self``."""
