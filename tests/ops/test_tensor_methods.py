@@ -148,6 +148,20 @@ def test_new_constructors():
     assert x.new_zeros(2, dtype=ember.int32, requires_grad=False).dtype is ember.int32
 
 
+def test_new_constructors_take_size_keyword():
+    # torch's x.new_zeros(size=(2, 3)) (a TypeError in Ember before), a size both ways refused
+    for name in ("new_zeros", "new_ones", "new_empty"):
+        for lib in (ember, torch):
+            x = lib.ones(2, dtype=lib.float64)
+            made = getattr(x, name)(size=(2, 3))
+            assert tuple(made.shape) == (2, 3) and made.dtype == lib.float64
+            assert tuple(getattr(x, name)(size=[0]).shape) == (0,)
+            with pytest.raises(TypeError):
+                getattr(x, name)(2, size=(3,))
+    assert ember.ones(1).new_zeros(size=(2,)).tolist() == [0.0, 0.0]
+    assert ember.ones(1).new_ones(size=(1, 2), dtype=ember.int8).tolist() == [[1, 1]]
+
+
 def test_inplace_shape_ops_match_torch():
     for op in (lambda t: t.unsqueeze_(1), lambda t: t.squeeze_(), lambda t: t.t_(),
                lambda t: t.transpose_(0, 1), lambda t: t.swapaxes_(0, 1),

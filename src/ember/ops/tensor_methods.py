@@ -43,6 +43,7 @@ from ember.ops.creation import (
     check_strided,
     empty,
     full,
+    given_size,
     made_per_sample,
     ones,
     tensor,
@@ -99,28 +100,32 @@ def _new(self: Tensor, name: str, make: Callable, size: tuple, dtype: Any, devic
 
 
 @method()
-def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False, layout: Any = None) -> Tensor:
-    """Zeros of ``size`` with ``self``'s dtype and device unless given.
+def new_zeros(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+              device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
+    """Zeros of ``size`` (given as ``*sizes``, a sequence or ``size=``) with ``self``'s dtype
+    and device unless given.
 
     Example:
         >>> ember.ones(2, dtype=ember.int64).new_zeros(3)
         tensor([0, 0, 0])
     """
-    return _new(self, "new_zeros", zeros, size, dtype, device, requires_grad, layout)
+    return _new(self, "new_zeros", zeros, given_size("new_zeros", sizes, size), dtype, device,
+                requires_grad, layout)
 
 
 @method()
-def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False, layout: Any = None) -> Tensor:
-    """Ones of ``size`` with ``self``'s dtype and device unless given.
+def new_ones(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
+    """Ones of ``size`` (given as ``*sizes``, a sequence or ``size=``) with ``self``'s dtype
+    and device unless given.
 
     Example:
         >>> ember.zeros(2, dtype=ember.float64).new_ones(2, 2)
         tensor([[1., 1.],
                 [1., 1.]], dtype=ember.float64)
     """
-    return _new(self, "new_ones", ones, size, dtype, device, requires_grad, layout)
+    return _new(self, "new_ones", ones, given_size("new_ones", sizes, size), dtype, device,
+                requires_grad, layout)
 
 
 @method()
@@ -139,15 +144,17 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, dev
 
 
 @method()
-def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False, layout: Any = None) -> Tensor:
-    """An uninitialised tensor of ``size`` with ``self``'s dtype and device unless given.
+def new_empty(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+              device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
+    """An uninitialised tensor of ``size`` (``*sizes``, a sequence or ``size=``) with ``self``'s
+    dtype and device unless given.
 
     Example:
         >>> ember.zeros(1, dtype=ember.int32).new_empty(2, 3).shape
         ember.Size([2, 3])
     """
-    return _new(self, "new_empty", empty, size, dtype, device, requires_grad, layout)
+    return _new(self, "new_empty", empty, given_size("new_empty", sizes, size), dtype, device,
+                requires_grad, layout)
 
 
 @method()
