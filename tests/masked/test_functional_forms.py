@@ -61,6 +61,15 @@ def test_where_chooses_masks_as_data():
                 torch.where(torch.tensor(cond.numpy()), t, other_t))
 
 
+@pytest.mark.parametrize("call", [
+    lambda e, cond: e.where(cond, 0.0), lambda e, cond: ember.where(cond, e, 0.0),
+    lambda e, cond: ember.where(cond, e.get_data(), 0.0)])
+def test_where_refuses_a_masked_condition(call):
+    e, _ = _pair()
+    with pytest.raises(TypeError, match="where: the condition must be a plain bool tensor"):
+        call(e, e > 0)  # (torch recurses without end; Ember did too)
+
+
 def test_function_form_gradients_match_torch():
     e, t = _pair(requires_grad=True)
     ember.amax(ember.exp(e), 1).sum().backward()

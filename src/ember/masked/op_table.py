@@ -23,7 +23,7 @@ from ember.errors import ArgumentError
 from ember.masked import normalizations, reductions
 from ember.masked.autograd import differentiate
 from ember.masked.masks import canonical_dims, first_dim
-from ember.masked.tensor import MaskedOperand, MaskedTensor
+from ember.masked.tensor import MaskedOperand, MaskedTensor, check_condition
 from ember.ops.overrides import register
 from ember.ops.softmax import implicit_dim
 from ember.tensor import Tensor
@@ -325,6 +325,7 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
         return MaskedTensor._wrap(op(input._masked_data, *rest, **kwargs), input._mask)
     if name == "where" and len(args) == 3:
         condition, input, other = args
+        check_condition(condition)
         if isinstance(input, MaskedTensor):
             return input.where(condition, other)
         return other.where(~condition, input)

@@ -324,6 +324,7 @@ class MaskedTensor:
               [  1.0000,       --,   0.0000]
             )
         """
+        check_condition(condition)
         other_mask = (other._mask if isinstance(other, MaskedTensor)
                       else ember.ones(ember.as_tensor(other).shape, dtype=ember.bool))
         other_data = other._masked_data if isinstance(other, MaskedTensor) else other
@@ -371,3 +372,12 @@ def as_masked_tensor(data: Tensor, mask: Tensor) -> MaskedTensor:
     """
     _check(data, mask)
     return MaskedTensor._wrap(data.clone(), mask.detach().clone())
+
+
+def check_condition(condition: Any) -> None:
+    """Refuses a MaskedTensor as ``where``'s condition (torch recurses without end on one):
+    what its masked-out elements choose is the caller's to say."""
+    if isinstance(condition, MaskedTensor):
+        raise ArgumentTypeError("where: the condition must be a plain bool tensor, not a "
+                                "MaskedTensor. Hint: say what its masked-out elements choose, "
+                                "e.g. condition.to_tensor(False)")
