@@ -77,3 +77,19 @@ def test_legacy_solvers_take_pytorchs_parser_names():
                     lambda: ember.lu_solve(b=h, LU_data=h, LU_pivots=tau)):
         with pytest.raises(TypeError):
             refused()
+
+
+def test_vector_norm_takes_x_or_input_as_torch():
+    # torch 2.13 takes linalg.vector_norm's tensor as x= (its docs) and input= (its schema);
+    # Ember's refused input= (a TypeError)
+    for kw in ("x", "input"):
+        want = torch.linalg.vector_norm(**{kw: torch.tensor(_A)}, ord=3, dim=1, keepdim=True)
+        got = ember.linalg.vector_norm(**{kw: ember.tensor(_A)}, ord=3, dim=1, keepdim=True)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    out = ember.empty((), dtype=ember.float64)
+    assert ember.linalg.vector_norm(input=ember.tensor(_A), out=out) is out
+    for lib in (torch, ember):
+        with pytest.raises(TypeError):
+            lib.linalg.vector_norm(lib.tensor(_A), input=lib.tensor(_A))
+        with pytest.raises(TypeError):
+            lib.linalg.vector_norm()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ArgumentError, DTypeError, ShapeError, describe
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, describe
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
@@ -100,11 +100,12 @@ def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> T
     return _root(apply(Sum, a, dims=dims, keepdim=keepdim), p)
 
 
-def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = None,
-                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def vector_norm(x: Tensor | None = None, ord: float = 2, dim: int | Sequence[int] | None = None,
+                keepdim: bool = False, *, dtype: Any = None,
+                input: Tensor | None = None) -> Tensor:  # noqa: A002 - PyTorch's name
     """The vector ``ord``-norm over ``dim`` (all elements when None): ``sum(|x|^ord)^(1/ord)``,
     the largest/smallest ``|x|`` for ``ord = ±inf``, the count of non-zeros for 0; of a
-    complex tensor, the norm of the moduli (real).
+    complex tensor, the norm of the moduli (real). ``x`` may come as ``input=``, as PyTorch's.
 
     Example:
         >>> ember.linalg.vector_norm(ember.tensor([3.0, 4.0]))
@@ -113,6 +114,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
         tensor(5.)
     """
     op = "linalg.vector_norm"
+    if x is None or input is not None:
+        x = _the_input(op, x, input)
     if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
         return not_casting(lambda: vector_norm(x, ord, dim, keepdim, dtype=dtype))
     if isinstance(ord, str):
@@ -130,6 +133,14 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
                          f"{describe(x.shape, x.dtype)} (dims {dims}): the operation has no "
                          "identity. Hint: reduce over non-empty dims")
     return _vector_norm(x, float(ord), dims, keepdim)
+
+
+def _the_input(op: str, x: Tensor | None, input: Tensor | None) -> Tensor:  # noqa: A002
+    """The tensor given as ``x`` or as PyTorch's other name for it, ``input=`` (one of them)."""
+    if (x is None) == (input is None):
+        raise ArgumentTypeError(f"{op}: give the tensor once, as x or input=, got "
+                                f"{'both' if input is not None else 'neither'}")
+    return x if input is None else input
 
 
 def _matrix_dims(A: Tensor, dim: Any, op: str) -> tuple[int, int]:  # noqa: N803
