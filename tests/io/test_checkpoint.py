@@ -96,7 +96,7 @@ def test_nested_training_checkpoint(tmp_path):
     }
     out = roundtrip(ckpt, tmp_path)
     assert list(out) == list(ckpt)
-    assert type(out["model"]) is dict and list(out["model"]) == ["fc.weight", "fc.bias"]
+    assert type(out["model"]) is OrderedDict and list(out["model"]) == ["fc.weight", "fc.bias"]
     same(w, out["model"]["fc.weight"])
     opt = out["optimizer"]
     assert list(opt["state"]) == [0, 1] and all(type(k) is int for k in opt["state"])

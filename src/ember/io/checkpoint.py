@@ -32,7 +32,8 @@ as one list (``"item": i`` in each node says which), so what two of them hold lo
 Differences from ``torch.save``/``torch.load`` (deliberate):
 - Data is saved as data: tensors, ``None``, bools, ints, floats, complex numbers, strings,
   bytes, sets, lists, tuples, dicts
-  (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept, and
+  (an ``OrderedDict`` comes back as one, as ``torch.load`` gives it: ``{"$dict": ...,
+  "ordered": true}``, other dict subclasses as plain ``dict``, order kept, and
   a namedtuple or other list or tuple subclass as a plain tuple or list; a dict with a
   ``_metadata`` dict, as ``state_dict()`` returns with its modules' versions, comes back as an
   ``OrderedDict`` with it, as ``torch.load`` gives it: ``{"$dict": ..., "metadata": ...}``),
@@ -65,6 +66,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+from collections import OrderedDict
 from functools import partial
 from typing import Any
 
@@ -263,8 +265,9 @@ class _Encoder:
 
     def mapping(self, x: dict, path: str) -> Any:
         metadata = getattr(x, "_metadata", None)
-        if not isinstance(metadata, dict) and all(isinstance(k, str) and not k.startswith("$")
-                                                  for k in x):
+        ordered = isinstance(x, OrderedDict)
+        if not (isinstance(metadata, dict) or ordered) and all(
+                isinstance(k, str) and not k.startswith("$") for k in x):
             return {k: self.value(v, _join(path, k)) for k, v in x.items()}
         pairs = []
         for k, v in x.items():
@@ -272,9 +275,10 @@ class _Encoder:
                 raise CheckpointError(f"save: dict key {k!r} at {path or 'the top level'} "
                                       "is not None, a bool, number, string or tuple of them")
             pairs.append([self.value(k, path), self.value(v, _join(path, str(k)))])
-        if not isinstance(metadata, dict):
-            return {"$dict": pairs}
-        return {"$dict": pairs, "metadata": self.value(metadata, _join(path, "_metadata"))}
+        node: dict[str, Any] = {"$dict": pairs, "ordered": True} if ordered else {"$dict": pairs}
+        if isinstance(metadata, dict):
+            node["metadata"] = self.value(metadata, _join(path, "_metadata"))
+        return node
 
 
 def _plain(t: Tensor) -> bool:

@@ -55,7 +55,7 @@ class Decoder:
         if tag == "$tuple" and isinstance(arg, list):
             return tuple(self.value(v) for v in arg)
         if tag == "$dict" and isinstance(arg, list):
-            return self.mapping(arg, x.get("metadata"))
+            return self.mapping(arg, x.get("metadata"), x.get("ordered") is True)
         if tag == "$float" and arg in ("nan", "inf", "-inf"):
             return float(arg)
         if tag == "$size" and isinstance(arg, list) and all(type(v) is int for v in arg):
@@ -143,8 +143,8 @@ class Decoder:
         except EmberError as e:
             raise self.fail(f"checkpoint tree: a meta tensor entry: {e}") from None
 
-    def mapping(self, pairs: list, metadata: Any = None) -> dict:
-        out: dict = {} if metadata is None else OrderedDict()
+    def mapping(self, pairs: list, metadata: Any = None, ordered: bool = False) -> dict:
+        out: dict = OrderedDict() if ordered or metadata is not None else {}
         if metadata is not None:  # (a state dict's module versions, as torch.load keeps them)
             out._metadata = self.value(metadata)  # type: ignore[attr-defined]
             if not isinstance(out._metadata, dict):  # type: ignore[attr-defined]
