@@ -24,6 +24,7 @@ from ember.dtypes import DType
 from ember.errors import ArgumentError, EmberError
 from ember.fx.graph import Graph
 from ember.fx.node import Node, has_side_effect, map_aggregate
+from ember.fx.placeholders import bind, holds_placeholder
 from ember.fx.proxy import CONTROL_FLOW_HINT, Attribute, ParameterProxy, Proxy, TraceError
 from ember.layouts import layout, memory_format
 from ember.nn import Module, Parameter, Sequential
@@ -266,17 +267,17 @@ class Tracer:
                 values.append(self.create_proxy("placeholder", stars + p.name, (), {},
                                                 name="_" + p.name))  # (torch.fx's name)
                 continue
-            # (through create_node / create_proxy, which a Tracer subclass may override; a
-            # default stays the placeholder's default as it is: one holding a tensor or a
-            # module skips create_proxy, whose create_arg would make it a get_attr or refuse it)
-            # (the annotation, as torch.fx, is the node's type)
+            # (through create_node / create_proxy, which a Tracer subclass may override; a default
+            # stays as it is: one holding a tensor or a module skips create_proxy, whose
+            # create_arg would make it a get_attr or refuse it; the annotation is the node's type)
             kind = None if p.annotation is p.empty else p.annotation
-            if p.name in concrete_args:
-                value = concrete_args[p.name]
-                node = self.create_node("placeholder", p.name, (value,), {}, type_expr=kind)
-                if _guardable(value):
-                    self.create_node("call_function", check_specialized, (node, value, p.name),
-                                     {})
+            if p.name in concrete_args and holds_placeholder(concrete_args[p.name]):
+                value = bind(self.create_proxy("placeholder", p.name, (), {}, type_expr=kind),
+                             concrete_args[p.name], self._specialize, p.name)
+            elif p.name in concrete_args:
+                node = self.create_node("placeholder", p.name, (concrete_args[p.name],), {},
+                                        type_expr=kind)
+                value = self._specialize(node, concrete_args[p.name], p.name)
             elif p.default is p.empty or not _holds_tensor_or_module(p.default):
                 value = self.create_proxy("placeholder", p.name,
                                           () if p.default is p.empty else (p.default,), {},
@@ -289,6 +290,12 @@ class Tracer:
             else:
                 values.append(value)
         return values, keyword_values
+
+    def _specialize(self, node: Node, value: Any, name: str) -> Any:
+        """``value`` (the input ``node`` is fixed to), checked where it compares by value."""
+        if _guardable(value):
+            self.create_node("call_function", check_specialized, (node, value, name), {})
+        return value
 
     @contextmanager
     def _patched(self, user_globals: list[dict[str, Any]]) -> Iterator[None]:

@@ -1,0 +1,48 @@
+"""``ember.fx.PH`` in ``concrete_args`` keeps parts of a structured input symbolic, as
+torch.fx's ``PH``."""
+
+import numpy as np
+import pytest
+import torch
+import torch.fx
+
+import ember
+from ember.fx.tracer import SpecializedArgumentError
+
+
+def _dict_input(lib):
+    return lambda d: d["a"] * d["b"][0] + d["b"][1]
+
+
+def test_a_dict_of_placeholders_traces_and_runs_as_torch_fx():
+    a, b0, b1 = np.arange(3.), np.ones(3) * 2, np.ones(3) * -1
+    gm = ember.fx.symbolic_trace(_dict_input(ember),
+                                 concrete_args={"d": {"a": ember.fx.PH,
+                                                      "b": [ember.fx.PH, ember.fx.PH]}})
+    tm = torch.fx.symbolic_trace(_dict_input(torch),
+                                 concrete_args={"d": {"a": torch.fx.PH,
+                                                      "b": [torch.fx.PH, torch.fx.PH]}})
+    got = gm({"a": ember.tensor(a), "b": [ember.tensor(b0), ember.tensor(b1)]})
+    want = tm({"a": torch.tensor(a), "b": [torch.tensor(b0), torch.tensor(b1)]})
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert [n.op for n in gm.graph.nodes].count("placeholder") == 1
+
+
+def test_a_fixed_leaf_beside_a_placeholder_is_specialized_and_checked():
+    def f(x, t):
+        return x + t[0] * t[1]
+
+    gm = ember.fx.symbolic_trace(f, concrete_args={"t": (ember.fx.PH, 2)})
+    tm = torch.fx.symbolic_trace(f, concrete_args={"t": (torch.fx.PH, 2)})
+    got = gm(ember.ones(1), (ember.ones(1) * 3, 2))
+    want = tm(torch.ones(1), (torch.ones(1) * 3, 2))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    with pytest.raises(SpecializedArgumentError, match=r"t\[1\]"):
+        gm(ember.ones(1), (ember.ones(1) * 3, 5))
+
+
+def test_ph_alone_is_an_ordinary_placeholder_and_reads_as_ph():
+    gm = ember.fx.symbolic_trace(lambda x: x + 1, concrete_args={"x": ember.fx.PH})
+    assert gm(ember.ones(2)).tolist() == [2.0, 2.0]
+    assert repr(ember.fx.PH) == repr(torch.fx.PH) == "PH"
+    assert isinstance(ember.fx.PH, ember.fx.PHBase)
