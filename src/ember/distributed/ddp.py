@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from ember import nn
-from ember.autograd.engine import queue_callback
+from ember.autograd.engine import queue_callback, running_task
 from ember.autograd.grad_mode import is_grad_enabled
+from ember.autograd.graph import accumulator
 from ember.distributed.buffers import (
     SAME_MODEL_HINT,
     broadcast_from_first,
@@ -139,7 +140,7 @@ class DistributedDataParallel(nn.Module):
     """
 
     _untracked_attributes = frozenset({  # (per-step bookkeeping)
-        "_armed", "_pending", "_launched", "_check_queued", "_sync_now", "_used", "_unused",
+        "_armed", "_pending", "_launched", "_check_queued", "_sync_now", "_unused",
         "_failure", "require_forward_param_sync"})
     # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
     jit_refusal = ("its forward arms the gradients' all-reduce and its gradient hooks talk to "
@@ -189,7 +190,6 @@ class DistributedDataParallel(nn.Module):
         self._armed = False
         self._check_queued = False
         self._sync_now = True
-        self._used: set[int] = set()
         self._unused: set[int] = set()
         self._failure: Exception | None = None
         self._divisor = group.size()  # of the summed gradients (join() may count fewer)
@@ -235,8 +235,6 @@ class DistributedDataParallel(nn.Module):
         if self.require_forward_param_sync:  # (evaluation under no_grad has no backward)
             if not self._armed:  # (else no backward since the last forward: one may follow both)
                 self._arm()
-            if self.find_unused_parameters:
-                self._used |= _used_leaves(out)
         return out
 
     @contextlib.contextmanager
@@ -296,7 +294,7 @@ class DistributedDataParallel(nn.Module):
             bucket.work = None
         self._launched = 0
         self._pending = sum(len(b.params) for b in self._buckets)
-        self._used, self._unused = set(), set()
+        self._unused = set()
         self._failure = None
         self._armed = True
 
@@ -308,7 +306,7 @@ class DistributedDataParallel(nn.Module):
                 self._check_queued = True
                 queue_callback(self._after_backward)
                 if self.find_unused_parameters:
-                    self._mark_unused(p)
+                    self._mark_unused()
             try:
                 data = grad._data
             except AttributeError:  # a sparse gradient
@@ -431,12 +429,14 @@ class DistributedDataParallel(nn.Module):
                             f", expected a tensor of the bucket's {size} gradient elements")
         return np.asarray(value._data).reshape(-1)
 
-    def _mark_unused(self, current: Tensor) -> None:
-        """Counts the parameters the forwards' outputs do not depend on as ready, with no
-        local gradient (``current``, whose gradient is arriving, is used whatever the graph)."""
+    def _mark_unused(self) -> None:
+        """Counts the parameters this backward pass does not reach as ready, with no local
+        gradient: those the forward skipped, and those behind outputs the loss leaves out
+        (as PyTorch's reducer, which asks the running graph task)."""
+        task = running_task()
         for b, bucket in enumerate(self._buckets):
             for i, p in enumerate(bucket.params):
-                if id(p) not in self._used and p is not current:
+                if not task.will_execute(accumulator(p)):
                     if p.grad is None:  # (one accumulated under no_sync counts as used)
                         self._unused.add(id(p))
                         p.grad = _wrap(np.zeros(p.shape, p._data.dtype), p._device)
@@ -519,36 +519,6 @@ def _check_comm_hook(hook: Any) -> None:
             and not (isinstance(ret, str) and "Future" in ret):
         raise ArgumentError("register_comm_hook: the hook's return annotation should be "
                             "ember.futures.Future[ember.Tensor]")
-
-
-def _used_leaves(out: Any) -> set[int]:
-    """ids of the leaf tensors the graph of ``out`` (tensors, possibly nested) reaches."""
-    stack, seen, used = [], set(), set()
-    todo = [out]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, Tensor):
-            if item._node is not None:
-                stack.append(item._node)
-            elif item.requires_grad:
-                used.add(id(item))
-        elif isinstance(item, (list, tuple)):
-            todo.extend(item)
-        elif isinstance(item, dict):
-            todo.extend(item.values())
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        for t, edge in zip(node.inputs, node.edges):
-            if edge is None:
-                continue
-            if edge[0] is None:
-                used.add(id(t))
-            else:
-                stack.append(edge[0])
-    return used
 
 
 parallel.register("DistributedDataParallel", DistributedDataParallel)

@@ -1,0 +1,63 @@
+"""DDP with ``find_unused_parameters=True`` counts the parameters the backward pass does not
+reach as unused, as torch 2.13's reducer: a loss over some of the outputs (an auxiliary head's
+left out) averages the others and leaves the skipped head's ``.grad`` None, instead of an
+error naming its parameters. Values checked against torch's DDP on gloo, 2 ranks
+(/work/fuzz/sweep61b/ddp_sweep.py, torch_partial.py)."""
+
+from tests.distributed.harness import needs_mpi, reports, run_ranks
+
+pytestmark = needs_mpi
+
+CODE = """
+import ember
+import ember.distributed as dist
+from ember.distributed import DistributedDataParallel as DDP
+from tests.distributed.harness import report
+
+dist.init_process_group("mpi")
+rank = dist.get_rank()
+
+
+class Heads(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = ember.nn.Linear(4, 2)
+        self.b = ember.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return {"a": self.a(x), "b": [self.b(x)]}
+
+
+def grads(m):
+    return {n: None if p.grad is None else p.grad.tolist() for n, p in m.named_parameters()}
+
+
+ember.manual_seed(0)
+m = Heads()
+d = DDP(m, find_unused_parameters=True)
+x = ember.ones(2, 4) * (rank + 1)
+out = d(x)
+out["a"].sum().backward()          # head b is in the outputs but not in the loss
+report(grads(m))
+m.zero_grad()
+out = d(x)                          # rank 0 uses head b, rank 1 does not
+(out["a"].sum() + (out["b"][0].sum() if rank == 0 else 0)).backward()
+report(grads(m))
+m.zero_grad()
+for _ in range(2):                  # next steps start cleanly
+    d(x)["a"].sum().backward()
+report(grads(m))
+"""
+
+
+def test_a_loss_over_some_outputs_leaves_the_others_unused():
+    done = run_ranks(CODE, 2, timeout=60)
+    first, mixed, again = reports(done)[0]
+    assert reports(done)[1] == [first, mixed, again]
+    assert first == {"a.weight": [[3.0] * 4] * 2, "a.bias": [2.0, 2.0],
+                     "b.weight": None, "b.bias": None}
+    # torch: b's gradient is rank 0's over the 2 ranks (rank 1 contributes zeros)
+    assert mixed == {"a.weight": [[3.0] * 4] * 2, "a.bias": [2.0, 2.0],
+                     "b.weight": [[1.0] * 4] * 2, "b.bias": [1.0, 1.0]}
+    assert again == {"a.weight": [[6.0] * 4] * 2, "a.bias": [4.0, 4.0],
+                     "b.weight": None, "b.bias": None}
