@@ -115,3 +115,18 @@ def test_layout_argument_is_checked_as_torch(call):
     assert mine.layout is ember.strided and tuple(mine.shape) == tuple(ref.shape)
     if not any(n.startswith("new_empty") for n in call.__code__.co_names):
         assert mine.tolist() == ref.tolist()
+
+
+def test_tensor_reads_one_element_tensors_in_a_sequence_as_numbers():
+    # torch.tensor([t([1.]), t([2.])]) is of shape (2,): a tensor in a list reads as a number
+    # (Ember stacked them, shape (2, 1))
+    def cases(lib):
+        one, two = lib.tensor([1.0]), lib.tensor([[2.0]])
+        return [lib.tensor([one, two]), lib.tensor([[one], [two]]), lib.tensor((one, 3.0)),
+                lib.tensor([lib.tensor([4], dtype=lib.int32), one]),
+                lib.tensor([lib.tensor([5.0], dtype=lib.float64)])]
+    for got, want in zip(cases(ember), cases(torch), strict=True):
+        assert tuple(got.shape) == tuple(want.shape) and str(got.dtype)[6:] == str(want.dtype)[6:]
+        assert got.tolist() == want.tolist()
+    # larger tensors still stack (PyTorch refuses them)
+    assert ember.tensor([ember.ones(2), ember.zeros(2)]).shape == (2, 2)

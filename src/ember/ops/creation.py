@@ -53,7 +53,14 @@ from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.spaced import evenly_spaced, spaced_dtype
-from ember.ops.tensor_data import NUMBERS, exact_uint64, huge_ints, infer_dtype, unreadable
+from ember.ops.tensor_data import (
+    NUMBERS,
+    exact_uint64,
+    huge_ints,
+    infer_dtype,
+    one_element_tensors_as_numbers,
+    unreadable,
+)
 from ember.size import Size
 from ember.tensor import Tensor, _wrap
 from ember.version_counter import NumberCounter
@@ -133,6 +140,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     if isinstance(data, Tensor):
         array = data._data.copy()
     else:
+        if type(data) in (list, tuple):
+            data = one_element_tensors_as_numbers(data)
         try:
             array = np.array(data)
         except (ValueError, TypeError) as exc:

@@ -13,6 +13,7 @@ from ember import dtypes
 from ember.dtypes import DType
 from ember.errors import ArgumentTypeError, ShapeError, ValueOverflow
 from ember.ops.fits import check_fits
+from ember.tensor import Tensor
 
 
 def _ragged(data: Any) -> str | None:
@@ -38,6 +39,21 @@ def _ragged(data: Any) -> str | None:
         return next((r for r in (find(e, dim + 1) for e in d) if r), None)
 
     return find(data, 0)
+
+
+def one_element_tensors_as_numbers(data: list | tuple) -> list | tuple:
+    """``data`` with its one-element tensors of one or more dims as 0-d ones, when its first
+    leaf is a tensor: PyTorch reads a tensor in a sequence as a number (``[t([1.]),
+    t([2.])]`` is of shape (2,), not (2, 1)); Ember stacks the larger ones, which PyTorch
+    refuses. (Only the first leaf is looked at, so that lists of numbers cost nothing more.)"""
+    leaf = data
+    while type(leaf) in (list, tuple) and leaf:
+        leaf = leaf[0]
+    if not isinstance(leaf, Tensor):
+        return data
+    return type(data)(
+        v.reshape(()) if isinstance(v, Tensor) and v.ndim and v.numel() == 1 else
+        one_element_tensors_as_numbers(v) if type(v) in (list, tuple) else v for v in data)
 
 
 def unreadable(data: Any, problem: str) -> NoReturn:
