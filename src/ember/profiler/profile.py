@@ -24,10 +24,12 @@ from ember import memory
 from ember.autograd.engine import VJP_HOOK
 from ember.errors import ArgumentError, ArgumentTypeError
 from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
+from ember.profiler import memory_timeline
 from ember.profiler.activity import ProfilerActivity, check_activities, warn_untraced
 from ember.profiler.events import Event, EventList, chrome_trace, write_json
 from ember.profiler.flops import flops_of
 from ember.profiler.schedule import ProfilerAction, record_every_step
+from ember.tensor import add_wrap_hook, remove_wrap_hook
 
 _now = time.perf_counter_ns
 _thread = threading.get_ident
@@ -126,6 +128,9 @@ class profile:
         self._record_steps = schedule is not None
         self._step_region: record_function | None = None
         self._events: list[Event] = []
+        # with profile_memory: (clock ns, bytes per device) at the span's start and after
+        # each op (export_memory_timeline's points)
+        self._memory_samples: list[tuple[int, dict[str, int]]] = []
         self._metadata: dict[str, Any] = {}  # (add_metadata's, the trace's top level)
         self._preset: dict[str, Any] = {}  # (preset_metadata_json's, added to every trace)
         self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
@@ -194,7 +199,7 @@ class profile:
         if starts_cycle:  # (add_metadata's keys belong to one trace, even with acc_events)
             self._metadata = {}
             if not self.acc_events:
-                self._events, self._stacks = [], {}
+                self._events, self._stacks, self._memory_samples = [], {}, []
         if after in recording and not self._recording:
             self._start_trace()
 
@@ -212,6 +217,7 @@ class profile:
     def _start_trace(self) -> None:
         if self.profile_memory:
             memory.enable()
+            add_wrap_hook(self._sample_memory)  # (after memory's own: it sees the new bytes)
         if not STATE.active:
             STATE.vjp_hook = VJP_HOOK.around = functools.partial(_record_vjp, VJP_HOOK.around)
         STATE.active.append(self)
@@ -224,19 +230,28 @@ class profile:
         self._trace_id = callback() if callback is not None else uuid.uuid4().hex.upper()
         if not self._events:  # (the trace's time 0: the first span whose events it holds)
             self._start = _now()
+        self._sample_memory()
 
     def _stop_trace(self) -> None:
         self._end = _now()
         for stack in self._stacks.values():  # regions still open end with the span
             while stack:
                 self._close((self._events, stack[-1]), self._end)
+        self._sample_memory()
         self._recording = False
         pop_handler(self._handler)
         STATE.active.remove(self)
         if not STATE.active and VJP_HOOK.around is STATE.vjp_hook:
             VJP_HOOK.around = STATE.vjp_hook.args[0]
         if self.profile_memory:
+            remove_wrap_hook(self._sample_memory)
             memory.disable()
+
+    def _sample_memory(self, _new: Any = None) -> None:
+        """Notes the bytes per device now (at the span's ends, after each op and, as a wrap
+        hook, each new tensor ``_new``)."""
+        if self.profile_memory:
+            self._memory_samples.append((_now(), dict(memory.TRACKER.current)))
 
     def _open(self, name: str, kind: str) -> tuple[list[Event], int]:
         """Starts a region; returns the span's event list and the region's index there
@@ -328,6 +343,22 @@ class profile:
             "for PyTorch's signature and changes nothing). Hint: export_chrome_trace(path) "
             "shows each op in its record_function regions, and key_averages().table() where "
             "the time goes")
+
+    def export_memory_timeline(self, path: str | os.PathLike, device: str | None = None
+                               ) -> None:
+        """Writes the bytes tensors on ``device`` (default "cpu") held over the recorded
+        span, op by op, as PyTorch's: ``[times, sizes by category]`` JSON (gzipped for a
+        ``.json.gz`` path; times in microseconds from the trace's start, as in
+        :meth:`export_chrome_trace`), or an HTML plot for an ``.html`` path (matplotlib).
+        Needs ``profile_memory=True``. Ember does not sort tensors into PyTorch's categories:
+        every byte is in the last column, PyTorch's uncategorised one.
+
+        Example:
+            >>> with ember.profiler.profile(profile_memory=True) as prof:
+            ...     y = ember.ones(256, 256) * 2
+            >>> prof.export_memory_timeline("memory.json")  # doctest: +SKIP
+        """
+        memory_timeline.export(self, path, device)
 
     def get_trace_id(self) -> str | None:
         """The id of the trace recorded last (``custom_trace_id_callback()``'s, else a random
@@ -435,6 +466,7 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
         e.mem = tracker.total_allocated - tracker.total_freed - mem
         prof._events.append(e)
         prof._to_parent(e)
+        prof._sample_memory()
 
 
 def _active() -> list[profile]:

@@ -1,0 +1,82 @@
+"""``profile.export_memory_timeline``: the bytes tensors hold over a profile's span, as
+PyTorch's ``[times, sizes by category]`` plot data (JSON, gzipped JSON) or an HTML plot.
+
+The profile samples :mod:`ember.memory`'s per-device count when its span starts and after
+every op, so the timeline moves op by op. Ember does not sort tensors into PyTorch's
+categories (parameter, optimizer state, input, temporary, activation, gradient, autograd
+detail): every byte is in the last, uncategorised column (PyTorch's grey ``None``).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from typing import Any
+
+from ember.errors import ArgumentError
+from ember.profiler.events import write_json
+
+#: PyTorch's categories, in its column order (each row of sizes is [0, *these])
+CATEGORIES = ("parameter", "optimizer_state", "input", "temporary", "activation", "gradient",
+              "autograd_detail", None)
+
+
+def coalesce(samples: list[tuple[int, dict[str, int]]], start: int,
+             device: str) -> tuple[list[int], list[list[int]]]:
+    """``samples`` ((clock ns, bytes per device)) as (times in us from ``start``, sizes by
+    category), one point per time where ``device``'s bytes change (and the first)."""
+    times: list[int] = []
+    sizes: list[list[int]] = []
+    for t, current in samples:
+        n = current.get(device, 0)
+        if sizes and sizes[-1][-1] == n:
+            continue
+        us = max(0, (t - start) // 1000)
+        if times and times[-1] == us:
+            sizes[-1][-1] = n
+            continue
+        times.append(us)
+        sizes.append([0] * len(CATEGORIES) + [n])
+    return times, sizes
+
+
+def export(prof: Any, path: str | os.PathLike, device: str | None) -> None:
+    """Writes ``prof``'s timeline to ``path`` (see ``profile.export_memory_timeline``)."""
+    name = os.fspath(path)
+    if not prof.profile_memory:
+        raise ArgumentError("export_memory_timeline: profile_memory=True required for memory "
+                            "profiling. Hint: profile(profile_memory=True, ...)")
+    if name.endswith("raw.json.gz"):
+        raise NotImplementedError(
+            "export_memory_timeline: the raw timeline (.raw.json.gz: one event per tensor "
+            "created or destroyed) is not supported: Ember samples the bytes op by op. Hint: "
+            "a .json or .json.gz path writes [times, sizes by category]")
+    times, sizes = coalesce(prof._memory_samples, prof._start, str(device or "cpu"))
+    if name.endswith(".html"):
+        _write_html(name, times, sizes, str(device or "cpu"))
+    else:
+        write_json(name, [times, sizes])
+
+
+def _write_html(path: str, times: list[int], sizes: list[list[int]], device: str) -> None:
+    """The timeline as a PNG plot (matplotlib) embedded in an HTML page, as PyTorch's."""
+    try:
+        from matplotlib.figure import Figure  # (not pyplot: the user's backend stays)
+    except ImportError:
+        raise ImportError("export_memory_timeline: an .html plot needs matplotlib. Hint: pip "
+                          "install matplotlib, or write a .json path") from None
+    fig = Figure(figsize=(20, 12), dpi=80)
+    ax = fig.subplots()
+    ax.fill_between([t / 1000 for t in times], [s[-1] / 2 ** 30 for s in sizes],
+                    color="grey", alpha=0.4, label="Unknown")
+    ax.set_xlabel("Time (ms)")
+    ax.set_ylabel("Memory (GB)")
+    ax.set_title(f"Memory timeline ({device})")
+    ax.legend()
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
+    data = base64.b64encode(png.getvalue()).decode()
+    with open(path, "w") as f:
+        f.write(f"<html><head><meta charset=\"utf-8\" /><title>GPU Memory Timeline HTML"
+                f"</title></head><body><img src='data:image/png;base64,{data}'></body></html>")

@@ -1,0 +1,81 @@
+"""profile.export_memory_timeline: PyTorch's [times, sizes by category] plot data (JSON,
+gzipped JSON) and HTML plot of the bytes tensors hold over the profile, op by op."""
+
+import gc
+import gzip
+import json
+
+import pytest
+import torch
+
+import ember
+
+MiB = 2 ** 20
+
+
+def _timeline(lib, path, **kw):
+    gc.collect()
+    with lib.profiler.profile(profile_memory=True, record_shapes=True, with_stack=True,
+                              **kw) as prof:
+        a = lib.ones(256, 1024)            # 1 MiB
+        b = a * 2                          # 2 MiB held
+        del a, b
+        c = lib.zeros(512, 1024)           # 2 MiB made and dropped with no op after it
+        del c
+    prof.export_memory_timeline(str(path))
+    return prof
+
+
+def test_json_has_torchs_layout_and_the_peaks(tmp_path):
+    for lib in (ember, torch):
+        _timeline(lib, tmp_path / f"{lib.__name__}.json")
+        times, sizes = json.loads((tmp_path / f"{lib.__name__}.json").read_text())
+        assert len(times) == len(sizes) and times == sorted(times)
+        assert {len(row) for row in sizes} == {9}  # [0, 7 categories, uncategorised]
+        totals = [sum(row) - min(sum(row) for row in sizes) for row in sizes]
+        assert max(totals) >= 2 * MiB, lib  # a and b together
+    times, sizes = json.loads((tmp_path / "ember.json").read_text())
+    totals = [row[-1] for row in sizes]
+    assert [sum(row[:-1]) for row in sizes] == [0] * len(sizes)  # Ember: all uncategorised
+    base = totals[0]
+    assert totals[-1] == base
+    held = [n - base for n in totals]
+    assert 2 * MiB + 4 in held  # a with b (and the scalar 2 of a * 2)
+    # the zeros alone, made and dropped between ops (a sample taken only after each op
+    # would miss it)
+    assert held.index(2 * MiB) > held.index(2 * MiB + 4)
+
+
+def test_gzip_and_html(tmp_path):
+    prof = _timeline(ember, tmp_path / "m.json.gz")
+    with gzip.open(tmp_path / "m.json.gz", "rt") as f:
+        times, sizes = json.load(f)
+    assert len(times) == len(sizes) > 1
+    prof.export_memory_timeline(str(tmp_path / "m.html"))
+    page = (tmp_path / "m.html").read_text()
+    assert page.startswith("<html>") and "data:image/png;base64," in page
+
+
+def test_needs_profile_memory_and_refuses_raw(tmp_path):
+    with ember.profiler.profile() as prof:
+        ember.ones(2) * 2
+    with pytest.raises(ValueError, match="profile_memory=True"):  # torch: ValueError too
+        prof.export_memory_timeline(str(tmp_path / "m.json"))
+    prof = _timeline(ember, tmp_path / "m.json")
+    with pytest.raises(NotImplementedError, match="raw.*json"):
+        prof.export_memory_timeline(str(tmp_path / "m.raw.json.gz"))
+
+
+def test_a_schedule_keeps_the_recorded_span_only(tmp_path):
+    sched = ember.profiler.schedule(wait=1, warmup=0, active=1)
+    with ember.profiler.profile(profile_memory=True, schedule=sched) as prof:
+        big = ember.ones(1024, 1024) * 1  # step 0: waiting, not recorded
+        del big
+        prof.step()
+        small = ember.ones(16) * 1
+        prof.step()
+    prof.export_memory_timeline(str(tmp_path / "m.json"))
+    times, sizes = json.loads((tmp_path / "m.json").read_text())
+    totals = [row[-1] for row in sizes]
+    assert max(totals) - min(totals) < MiB
+    del small
