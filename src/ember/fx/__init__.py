@@ -8,6 +8,7 @@ Example:
 """
 
 from ember.fx import operator_schemas
+from ember.fx.codegen import CodeGen
 from ember.fx.graph import Graph
 from ember.fx.graph_module import GraphModule
 from ember.fx.interpreter import Interpreter, Transformer
@@ -17,6 +18,7 @@ from ember.fx.proxy import Proxy, TraceError
 from ember.fx.subgraph_rewriter import Match, replace_pattern, replace_pattern_with_filters
 from ember.fx.tracer import Tracer, symbolic_trace, wrap
 
-__all__ = ["Graph", "GraphModule", "Interpreter", "Match", "Node", "PH", "PHBase", "Proxy",
-           "TraceError", "Tracer", "Transformer", "has_side_effect", "map_arg", "replace_pattern",
-           "operator_schemas", "replace_pattern_with_filters", "symbolic_trace", "wrap"]
+__all__ = ["CodeGen", "Graph", "GraphModule", "Interpreter", "Match", "Node", "PH", "PHBase",
+           "Proxy", "TraceError", "Tracer", "Transformer", "has_side_effect", "map_arg",
+           "replace_pattern", "operator_schemas", "replace_pattern_with_filters",
+           "symbolic_trace", "wrap"]

@@ -17,7 +17,7 @@ import ember.nn.functional as F
 from ember.dtypes import DType
 from ember.fx.node import Node
 
-__all__ = ["PythonCode", "Namespace", "python_code"]
+__all__ = ["CodeGen", "PythonCode", "Namespace", "python_code"]
 
 BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
           operator.floordiv: "//", operator.mod: "%", operator.pow: "**",
@@ -70,6 +70,51 @@ class PythonCode:
 
     def __init__(self, src: str, globals_: dict[str, Any]) -> None:
         self.src, self.globals = src, globals_
+
+
+class CodeGen:
+    r"""How a graph's ``forward`` is written and called, as ``torch.fx.CodeGen``: a subclass
+    given to :meth:`Graph.set_codegen <ember.fx.Graph.set_codegen>` changes the ``def`` line
+    (``gen_fn_def``) or the ``return`` (``generate_output``) and, to match, the inputs and
+    output :class:`~ember.fx.Interpreter` runs with (``process_inputs`` /
+    ``process_outputs``).
+
+    Example:
+        >>> class ListCodeGen(CodeGen):
+        ...     def gen_fn_def(self, free_vars, maybe_return_annotation):
+        ...         return f"def forward(self, args):\n    {', '.join(free_vars)}, = args"
+        ...     def process_inputs(self, *inputs):
+        ...         return inputs[0]
+        >>> gm = ember.fx.symbolic_trace(lambda x, y: x + y)
+        >>> gm.graph.set_codegen(ListCodeGen())
+        >>> _ = gm.recompile()
+        >>> gm([ember.ones(1), ember.ones(1)])
+        tensor([2.])
+    """
+
+    def gen_fn_def(self, free_vars: list[str], maybe_return_annotation: str) -> str:
+        """The ``def`` line of ``forward`` taking ``free_vars`` (``self`` first, added where
+        they lack it)."""
+        if not free_vars or free_vars[0] != "self":
+            free_vars = ["self", *free_vars]
+        return f"def forward({', '.join(free_vars)}){maybe_return_annotation}:"
+
+    def generate_output(self, output_args: Any) -> str:
+        """The ``return`` statement of the output node's argument (the default one writes
+        constants as globals, so it is not this ``repr``)."""
+        return f"return {output_args!r}"
+
+    def process_inputs(self, *args: Any) -> Any:
+        """The placeholders' values for the inputs a caller passes to ``forward``."""
+        return args
+
+    def process_outputs(self, outputs: Any) -> Any:
+        """The value a caller gets for the output node's value."""
+        return outputs
+
+    def additional_globals(self) -> list[tuple[str, Any]]:
+        """``(name, object)`` pairs the generated code may read as globals."""
+        return []
 
 
 class _Globals:
@@ -182,9 +227,12 @@ def _expression(node: Node, glob: _Globals) -> str:
     return f"{qualified_function(fn, glob)}({_call_args(args, kwargs, glob)})"
 
 
-def python_code(nodes: list[Node]) -> PythonCode:
-    """The source of ``forward(self, <placeholders>)`` computing ``nodes`` in order."""
+def python_code(nodes: list[Node], codegen: CodeGen | None = None) -> PythonCode:
+    """The source of ``forward(self, <placeholders>)`` computing ``nodes`` in order, written
+    with ``codegen``'s ``def`` and ``return`` where it is given."""
+    codegen = codegen or CodeGen()
     glob = _Globals({node.name for node in nodes})
+    glob.names.update(codegen.additional_globals())
     last_use: dict[Node, Node] = {}
     for node in reversed(nodes):
         for used in node.all_input_nodes:
@@ -198,7 +246,9 @@ def python_code(nodes: list[Node]) -> PythonCode:
             placeholders.append(node)
             continue
         if node.op == "output":
-            body.append(f"    return {render(node.args[0], glob)}")
+            custom = type(codegen).generate_output is not CodeGen.generate_output
+            body.append("    " + (codegen.generate_output(node.args[0]) if custom
+                                  else f"return {render(node.args[0], glob)}"))
             continue
         line = f"    {node.name} = {_expression(node, glob)}"
         # (a value nothing uses, an in-place call's result, is dropped at once, as torch.fx)
@@ -220,8 +270,7 @@ def python_code(nodes: list[Node]) -> PythonCode:
         params.append(f"{param} = {render(node.args[0], glob)}" if node.args else param)
         if param != node.name:
             renames.append(f"    {node.name} = {param}")
-    src = f"def forward(self{''.join(', ' + p for p in params)}):\n" + \
-        "\n".join(renames + body) + "\n"
+    src = codegen.gen_fn_def(params, "") + "\n" + "\n".join(renames + body) + "\n"
     return PythonCode(src, glob.names)
 
 

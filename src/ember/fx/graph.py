@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.fx.codegen import Namespace, PythonCode, python_code, snake_case
+from ember.fx.codegen import CodeGen, Namespace, PythonCode, python_code, snake_case
 from ember.fx.node import Node, _target_str, map_arg
 from ember.nn import Module
 from ember.tensor import Tensor
@@ -66,6 +66,7 @@ class Graph:
         self._namespace = Namespace()
         self.owning_module = owning_module
         self._tracing = False  # (a Tracer records into it: its get_attr nodes may come first)
+        self._codegen = CodeGen()
 
     @property
     def nodes(self) -> _NodeList:
@@ -256,7 +257,20 @@ class Graph:
         if root_module != "self":
             raise ArgumentError("python_code: Ember generates methods of a module; root_module "
                                 f"must be 'self', got {root_module!r}")
-        return python_code(list(self.nodes))
+        return python_code(list(self.nodes), self._codegen)
+
+    def set_codegen(self, codegen: CodeGen) -> None:
+        """Writes ``forward`` with ``codegen`` (see :class:`~ember.fx.CodeGen`) from the next
+        ``recompile()`` of a GraphModule holding this graph."""
+        self._codegen = codegen
+
+    def process_inputs(self, *args: Any) -> Any:
+        """The placeholders' values for a call's inputs (the code generator's)."""
+        return self._codegen.process_inputs(*args)
+
+    def process_outputs(self, outputs: Any) -> Any:
+        """A call's result for the output node's value (the code generator's)."""
+        return self._codegen.process_outputs(outputs)
 
     def print_tabular(self) -> None:
         """Prints one row per node: opcode, name, target, args, kwargs."""

@@ -174,6 +174,7 @@ class GraphModule(Module):
         """The class, attributes, a copy of the graph and the class name, as ``_rebuilt``
         takes them."""
         graph = Graph()
+        graph._codegen = self._graph._codegen
         output = next((n for n in self._graph.nodes if n.op == "output"), None)
         copied = graph.output(graph.graph_copy(self._graph, {}),
                               output.type if output is not None else None)

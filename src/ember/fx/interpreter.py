@@ -47,10 +47,11 @@ class Interpreter:
     def run(self, *args: Any, initial_env: dict[Node, Any] | None = None,
             enable_io_processing: bool = True) -> Any:
         """The graph's output for the inputs ``args`` (the nodes in ``initial_env`` take the
-        values given there; ``enable_io_processing`` is torch's flag for graphs with a custom
-        code generator: Ember's take their inputs and give their output as they are)."""
+        values given there; with ``enable_io_processing`` the inputs and output go through
+        the graph's ``process_inputs`` / ``process_outputs``, as a custom
+        :class:`~ember.fx.CodeGen`'s ``forward`` takes and gives them)."""
         self.env = dict(initial_env or {})
-        self.args_iter = iter(args)
+        self.args_iter = iter(self.graph.process_inputs(*args) if enable_io_processing else args)
         for node in self.graph.nodes:
             if node in self.env:
                 continue
@@ -63,7 +64,8 @@ class Interpreter:
                 for used in self.user_to_last_uses.get(node, ()):
                     del self.env[used]
             if node.op == "output":
-                return self.env[node]
+                out = self.env[node]
+                return self.graph.process_outputs(out) if enable_io_processing else out
         return None
 
     def boxed_run(self, args_list: list) -> Any:
@@ -174,7 +176,8 @@ class Transformer(Interpreter):
 
     def transform(self) -> GraphModule:
         """The GraphModule of the rewritten graph."""
-        result = super().run()
+        result = super().run(enable_io_processing=False)
+        self.new_graph._codegen = self.graph._codegen
         self.new_graph.output(self.tracer.create_arg(result))
         return GraphModule(self.module, self.new_graph)
 

@@ -1,0 +1,62 @@
+"""``ember.fx.CodeGen`` and ``Graph.set_codegen`` change how ``forward`` is written and called,
+as torch.fx's (a ``ListCodeGen`` as in its documentation runs on both)."""
+
+import copy
+
+import numpy as np
+import torch
+import torch.fx
+
+import ember
+
+
+def _list_codegen(fx):
+    class ListCodeGen(fx.CodeGen):
+        def gen_fn_def(self, free_vars, maybe_return_annotation):
+            return (f"def forward(self, args_list){maybe_return_annotation}:\n"
+                    f"    {', '.join(free_vars)} = args_list")
+
+        def generate_output(self, output_args):
+            return f"return [{output_args!r}]"
+
+        def process_inputs(self, *inputs):
+            assert len(inputs) == 1
+            return inputs[0]
+
+        def process_outputs(self, outputs):
+            return [outputs]
+
+    return ListCodeGen()
+
+
+def _traced(fx, lib):
+    gm = fx.symbolic_trace(lambda a, b: lib.relu(a) * b)
+    gm.graph.set_codegen(_list_codegen(fx))
+    gm.recompile()
+    return gm
+
+
+def test_a_list_codegen_runs_as_torch_fx_through_forward_and_interpreter():
+    a, b = np.array([-1.0, 2.0]), np.array([3.0, 4.0])
+    gm, tm = _traced(ember.fx, ember), _traced(torch.fx, torch)
+    want = tm([torch.tensor(a), torch.tensor(b)])[0].numpy()
+    np.testing.assert_allclose(gm([ember.tensor(a), ember.tensor(b)])[0].numpy(), want)
+    out = ember.fx.Interpreter(gm).run([ember.tensor(a), ember.tensor(b)])
+    assert isinstance(out, list)
+    np.testing.assert_allclose(out[0].numpy(), want)
+    assert "args_list" in gm.code
+
+
+def test_the_codegen_survives_copies_and_transformers():
+    gm = _traced(ember.fx, ember)
+    x = [ember.tensor([-1.0, 2.0]), ember.tensor([3.0, 4.0])]
+    for other in (copy.deepcopy(gm), ember.fx.Transformer(gm).transform()):
+        assert other(x)[0].tolist() == [0.0, 8.0]
+
+
+def test_the_default_codegen_writes_the_usual_forward():
+    gm = ember.fx.symbolic_trace(lambda x: x + 1)
+    gm.graph.set_codegen(ember.fx.CodeGen())
+    gm.recompile()
+    assert gm.code.startswith("def forward(self, x):")
+    assert gm.graph.process_inputs(1, 2) == (1, 2)
