@@ -123,3 +123,16 @@ def test_where_method_reads_self_as_the_input_as_torch():
     other, tother = nt * 2, tnt * 2
     assert_close(nt.where(nt > 0, other), tnt.where(tnt > 0, tother))
     assert_close(nt.where(nt > 0, 0.0), tnt.where(tnt > 0, 0.0))
+
+
+def test_lerp_detach_in_place_and_value_queries_as_torch():
+    nt, tnt = pair()
+    assert_close(nt.clone().lerp_(nt * 2, 0.3), tnt.clone().lerp_(tnt * 2, 0.3))
+    x, tx = (nt * 2).detach_(), (tnt * 2).detach_()
+    assert_close(x, tx)
+    assert x.grad_fn is None and tx.grad_fn is None
+    for name in ("ndimension", "is_signed", "is_conj", "is_neg", "is_inference", "get_device"):
+        assert getattr(nt, name)() == getattr(tnt, name)(), name
+    assert_close(nt.new_tensor([1.0, 2.0]), tnt.new_tensor([1.0, 2.0]))
+    assert nt.new_tensor([1, 2]).dtype == ember.float64  # (the values' dtype, as torch)
+    assert tnt.new_tensor([1, 2]).dtype == torch.float64

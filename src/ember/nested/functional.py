@@ -259,7 +259,7 @@ for _name in [f"{n}_" for n in unary.__all__] + [
         "relu_", "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "clip_", "fill_", "zero_",
         "copy_", "masked_fill_", "ceil_", "floor_", "round_", "trunc_", "frac_", "fix_", "neg_",
         "negative_", "nan_to_num_", "logical_not_", "fmod_", "remainder_", "atan2_",
-        "arctan2_"]:
+        "arctan2_", "lerp_", "detach_"]:
     if hasattr(Tensor, _name):
         setattr(NestedTensor, _name, values_method(_name))
 for _name, _method in (("add_", "__iadd__"), ("sub_", "__isub__"), ("mul_", "__imul__"),

@@ -122,6 +122,8 @@ class NestedTensor:
         """The bytes of one element."""
         return self._values.element_size()
 
+    ndimension = dim
+
     def __len__(self) -> int:
         return self._ragged.batch
 
@@ -250,6 +252,19 @@ class NestedTensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         # NumPy conversion, as a core op does with an operand it takes for a number
         raise UnsupportedOpError()
+
+
+def _of_values(name: str) -> Any:
+    """The method ``name`` answered by the values (``is_signed``, ``new_tensor``, …)."""
+    def method(self: NestedTensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._values, name)(*args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``Tensor.{name}`` of the values (a dense answer, as in PyTorch)."
+    return method
+
+
+for _name in ("is_signed", "is_conj", "is_neg", "is_inference", "get_device", "new_tensor"):
+    setattr(NestedTensor, _name, _of_values(_name))
 
 
 def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:
