@@ -321,6 +321,15 @@ def test_export_stacks_says_ember_records_no_stacks():
         prof.export_stacks("stacks.txt")
 
 
+def test_events_and_rows_have_torchs_empty_stack():
+    # torch: FunctionEvent.stack and FunctionEventAvg.stack, [] without with_stack (code
+    # reading [e.stack for e in prof.events()] got an AttributeError)
+    for lib in (ember, torch):
+        with lib.profiler.profile() as prof:
+            lib.ones(3).exp()
+        assert [e.stack for e in prof.events()][:1] == [[]], lib
+        assert {tuple(r.stack) for r in prof.key_averages()} == {()}, lib
+
 
 def test_another_threads_regions_and_backward_are_not_recorded_as_torch():
     # a profile records the ops of the thread that opened it; another thread's

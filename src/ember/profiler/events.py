@@ -80,6 +80,8 @@ class Event(_DeviceFields):
     key = property(lambda self: self.name)
     count = 1
     is_async = False
+    #: the Python stack (PyTorch's with ``with_stack``): always empty, Ember records none
+    stack = property(lambda self: [])
     #: a :func:`~ember.profiler.record_function` region (a step's too), not an op
     is_user_annotation = property(lambda self: self.kind == "user")
     time_range = property(lambda self: Interval(self.start / 1e3, self.end / 1e3))
@@ -139,6 +141,7 @@ class FunctionEventAvg(_DeviceFields):
 
     is_async = False
     is_user_annotation = property(lambda self: self.kind == "user")
+    stack = Event.stack
 
     @property
     def cpu_time(self) -> float:
