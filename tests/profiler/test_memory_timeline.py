@@ -79,3 +79,28 @@ def test_a_schedule_keeps_the_recorded_span_only(tmp_path):
     totals = [row[-1] for row in sizes]
     assert max(totals) - min(totals) < MiB
     del small
+
+
+def test_chrome_trace_has_torchs_memory_instant_events(tmp_path):
+    # torch writes a "[memory]" instant event per allocation and free with profile_memory
+    # (Perfetto and TensorBoard read them); Ember's trace had none
+    found = {}
+    for lib in (ember, torch):
+        gc.collect()
+        with lib.profiler.profile(profile_memory=True) as prof:
+            a = lib.ones(256, 1024)
+            b = a * 2
+            del a, b
+        prof.export_chrome_trace(str(tmp_path / "t.json"))
+        events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+        mem = [e for e in events if e.get("name") == "[memory]"]
+        assert {e["ph"] for e in mem} == {"i"} and {e["cat"] for e in mem} == \
+            {"cpu_instant_event"}, lib
+        changes = [e["args"]["Bytes"] for e in mem]
+        assert all(mem[i]["ts"] <= mem[i + 1]["ts"] for i in range(len(mem) - 1))
+        assert sum(changes) == 0 and [e["args"]["Device Type"] for e in mem][:1] == [0]
+        found[lib.__name__] = sorted(c for c in changes if abs(c) >= MiB)
+    # both allocate a and b (1 MiB each) and free them
+    assert found["ember"][-2:] == found["torch"][-2:] == [MiB, MiB]
+    # (frees between two samples are one event: a, b and the scalar 2 together)
+    assert -2 * MiB - 64 < sum(c for c in found["ember"] if c < 0) <= -2 * MiB

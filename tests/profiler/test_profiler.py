@@ -118,13 +118,15 @@ def test_chrome_trace_schema(tmp_path):
     assert set(trace) >= {"traceEvents"} and isinstance(trace["traceEvents"], list)
     complete = []
     for ev in trace["traceEvents"]:
-        assert isinstance(ev["name"], str) and ev["ph"] in ("X", "M")
+        assert isinstance(ev["name"], str) and ev["ph"] in ("X", "M", "i")
         assert isinstance(ev["pid"], int) and isinstance(ev["tid"], int)
         if ev["ph"] == "X":
             assert isinstance(ev["ts"], (int, float)) and ev["ts"] >= 0
             assert isinstance(ev["dur"], (int, float)) and ev["dur"] >= 0
             assert isinstance(ev["cat"], str) and isinstance(ev["args"], dict)
             complete.append(ev)
+        elif ev["ph"] == "i":  # (profile_memory's, as PyTorch's)
+            assert ev["name"] == "[memory]" and isinstance(ev["args"]["Bytes"], int)
         else:
             assert ev["name"] in ("process_name", "thread_name") and "name" in ev["args"]
     assert len(complete) == len(prof.events())

@@ -41,6 +41,31 @@ def coalesce(samples: list[tuple[int, dict[str, int]]], start: int,
     return times, sizes
 
 
+def instant_events(samples: list[tuple[int, dict[str, int]]], start: int) -> list[dict]:
+    """PyTorch's ``[memory]`` instant events of a Chrome trace: one per sample where a
+    device's bytes changed, with the change (``Bytes``) and the total after it (``Total
+    Allocated``); times in us from ``start``."""
+    pid, out = os.getpid(), []
+    last = dict(samples[0][1]) if samples else {}  # (the bytes held before: no event)
+    for t, current in samples:
+        for device, n in current.items():
+            change = n - last.get(device, 0)
+            last[device] = n
+            if change:
+                out.append({"ph": "i", "cat": "cpu_instant_event", "s": "t",
+                            "name": "[memory]", "pid": pid, "tid": 0,
+                            "ts": max(0, t - start) / 1e3,
+                            "args": {"Total Reserved": 0, "Total Allocated": n,
+                                     "Bytes": change, "Device Type": _device_type(device),
+                                     "Device Id": -1 if device == "cpu" else 0}})
+    return out
+
+
+def _device_type(device: str) -> int:
+    """PyTorch's ``DeviceType`` number (CPU 0, CUDA 1) of a device's name."""
+    return 0 if device == "cpu" else 1
+
+
 def export(prof: Any, path: str | os.PathLike, device: str | None) -> None:
     """Writes ``prof``'s timeline to ``path`` (see ``profile.export_memory_timeline``)."""
     name = os.fspath(path)

@@ -426,9 +426,11 @@ class profile:
     def chrome_trace(self) -> dict:
         """The trace as a dict (what :meth:`export_chrome_trace` writes)."""
         ids = {"trace_id": self._trace_id} if self._trace_id is not None else {}
-        return {**self._metadata, **ids, **chrome_trace(
-            self._events, self._start, shapes=self.record_shapes, flops=self.with_flops,
-            memory=self.profile_memory)}
+        trace = chrome_trace(self._events, self._start, shapes=self.record_shapes,
+                             flops=self.with_flops, memory=self.profile_memory)
+        trace["traceEvents"] += memory_timeline.instant_events(self._memory_samples,
+                                                               self._start)
+        return {**self._metadata, **ids, **trace}
 
     def __repr__(self) -> str:
         return f"<ember.profiler.profile: {len(self._events)} events, step {self.step_num}>"
