@@ -195,6 +195,16 @@ def test_vjp_pytree_output_many_calls_and_aux() -> None:
         efn((ember.ones(2, 3),))
 
 
+def test_vjp_none_cotangent_of_an_integer_output_says_it_is_ignored() -> None:
+    # (torch refuses integer outputs at vjp; Ember ignores their cotangents, and says so)
+    x = ember.ones(3, dtype=ember.float64)
+    _, fn = ef.vjp(lambda x: (x.sin(), x.long()), x)
+    with pytest.raises(ember.GradError, match="output 1 is int64.*zeros_like"):
+        fn((ember.ones(3, dtype=ember.float64), None))
+    (g,) = fn((ember.ones(3, dtype=ember.float64), ember.zeros(3, dtype=ember.int64)))
+    np.testing.assert_allclose(g.numpy(), np.cos(np.ones(3)))
+
+
 # -- jvp -------------------------------------------------------------------------------------
 def test_jvp_against_torch_pytrees_and_aux() -> None:
     (ex, tx), (ey, ty) = _pair(2, 3), _pair(3, seed=3)
