@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
-from collections import OrderedDict
+import pickle
+from collections import OrderedDict, defaultdict, namedtuple
 
 import pytest
 import torch
 
 import ember
+from ember.errors import WeightsOnlyError
 
 
 def _round_trip(lib, obj, **load_args):
@@ -28,3 +30,23 @@ def test_an_ordered_dict_loads_as_one_as_torch(weights_only):
         assert type(out["i"]) is OrderedDict and out["i"] == {1: "x"}, lib
         assert type(out["d"]) is dict, lib
     assert type(_round_trip(ember, OrderedDict(w=ember.ones(2)))) is OrderedDict
+
+
+_Pair = namedtuple("_Pair", "w n")
+
+
+@pytest.mark.parametrize("make", [lambda lib: _Pair(lib.ones(2), 3),
+                                  lambda lib: defaultdict(list, a=[lib.ones(1)]),
+                                  lambda lib: lib.max(lib.ones(2, 2), 0)])
+def test_a_container_subclass_keeps_its_class_or_is_refused_as_torch(make):
+    # ember.save stored a namedtuple as a plain tuple and a defaultdict as a dict, so
+    # ember.load gave another type back without a word; torch pickles them: weights_only=True
+    # refuses the class, weights_only=False gives it back
+    for lib, error in ((torch, pickle.UnpicklingError), (ember, WeightsOnlyError)):
+        obj = make(lib)
+        with pytest.raises(error):
+            _round_trip(lib, {"x": obj})
+        out = _round_trip(lib, {"x": obj, "y": lib.zeros(1)}, weights_only=False)["x"]
+        assert type(out) is type(obj), lib
+        first = out["a"][0] if isinstance(out, dict) else out[0]
+        assert first.tolist() == (obj["a"][0] if isinstance(obj, dict) else obj[0]).tolist(), lib

@@ -33,8 +33,9 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
 - Data is saved as data: tensors, ``None``, bools, ints, floats, complex numbers, strings,
   bytes, sets, lists, tuples, dicts
   (an ``OrderedDict`` comes back as one, as ``torch.load`` gives it: ``{"$dict": ...,
-  "ordered": true}``, other dict subclasses as plain ``dict``, order kept, and
-  a namedtuple or other list or tuple subclass as a plain tuple or list; a dict with a
+  "ordered": true}``; other subclasses of dict, list and tuple, a namedtuple, a
+  ``defaultdict``, ``ember.return_types.max``, are pickled, as ``torch.save`` does, so
+  loading them takes ``weights_only=False`` or an allowed class; a dict with a
   ``_metadata`` dict, as ``state_dict()`` returns with its modules' versions, comes back as an
   ``OrderedDict`` with it, as ``torch.load`` gives it: ``{"$dict": ..., "metadata": ...}``),
   dtypes, devices, sizes, sparse tensors (an optimizer's sparse momentum too) and nested
@@ -183,8 +184,8 @@ class _Encoder:
             return {"$device": str(x)}
         if isinstance(x, Size):
             return {"$size": list(x)}
-        if isinstance(x, (list, tuple, dict)):
-            return self.container(x, path)
+        if type(x) in (list, tuple, dict, OrderedDict):  # (a namedtuple, a defaultdict is
+            return self.container(x, path)  # pickled, as torch.save does: no silent type change)
         return self.pickle(x, path)
 
     def pickle(self, x: Any, path: str) -> dict:
