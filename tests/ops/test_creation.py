@@ -130,3 +130,16 @@ def test_tensor_reads_one_element_tensors_in_a_sequence_as_numbers():
         assert got.tolist() == want.tolist()
     # larger tensors still stack (PyTorch refuses them)
     assert ember.tensor([ember.ones(2), ember.zeros(2)]).shape == (2, 2)
+
+
+@pytest.mark.parametrize("make", ["zeros", "ones", "empty", "rand", "randn"])
+def test_size_keyword_must_be_a_sequence_as_torch(make):
+    # torch's parser refuses zeros(size=3) and zeros(size=tensor): Ember read them as (3,)
+    for lib in (ember, torch):
+        for bad in (3, 2.0, lib.tensor([2, 3])):
+            with pytest.raises(TypeError, match="argument 'size' must be tuple of ints"):
+                getattr(lib, make)(size=bad)
+        with pytest.raises(TypeError, match="argument 'size' must be tuple of ints"):
+            lib.ones(1).new_zeros(size=3)
+        assert tuple(getattr(lib, make)(size=[2]).shape) == (2,)
+        assert tuple(getattr(lib, make)(size=lib.Size([1, 2])).shape) == (1, 2)

@@ -107,6 +107,9 @@ def given_size(op: str, sizes: tuple, size: Any) -> tuple:
     """The size a factory got, positionally (``sizes``) or as ``size=``, not both."""
     if size is None:
         return sizes
+    if not isinstance(size, tuple | list):  # (torch's parser: a number or tensor is refused)
+        raise ArgumentTypeError(f"{op}(): argument 'size' must be tuple of ints, not "
+                                f"{type_name(size)}. Hint: a tuple or list of ints, as size=(3,)")
     if sizes:
         raise ArgumentTypeError(f"{op}: got a size both positionally {sizes} and as "
                                 f"size={size!r}")
