@@ -151,3 +151,17 @@ def test_quantized_bn_signed_input_as_torch(name, dtype, in_zp, out_zp, channels
                     y.int_repr().numpy()))
     assert got[1][:3] == got[0][:3]
     np.testing.assert_array_equal(got[1][3], got[0][3])
+
+
+@pytest.mark.parametrize("name", ["BatchNorm2d", "BatchNorm3d", "BNReLU2d", "BNReLU3d"])
+@pytest.mark.parametrize("dtype", ["quint8", "qint8", "qint32"])
+def test_quantized_bn_of_an_empty_batch_keeps_the_input_qparams_as_torch(name, dtype):
+    shape = (0, 3) + (2,) * int(name[-2])
+    t = getattr(tnniq if "ReLU" in name else tnnq, name)(3).eval()
+    e = getattr(nni.quantized if "ReLU" in name else nnq, name)(3).eval()
+    t.scale, t.zero_point = torch.tensor(0.5), torch.tensor(7)
+    e.scale, e.zero_point = ember.tensor(0.5), ember.tensor(7)
+    yt = t(torch.quantize_per_tensor(torch.zeros(shape), 0.1, 3, getattr(torch, dtype)))
+    ye = e(ember.quantize_per_tensor(ember.zeros(*shape), 0.1, 3, getattr(ember, dtype)))
+    assert (ye.q_scale(), ye.q_zero_point(), tuple(ye.shape)) == (
+        yt.q_scale(), yt.q_zero_point(), tuple(yt.shape))

@@ -49,6 +49,9 @@ class _QuantizedBatchNorm:
             raise ArgumentError(f"quantized {type(self).__name__}: expected a {self._n + 2}-D "
                                 f"input with {self.num_features} channels, got shape "
                                 f"{tuple(x.shape)}")
+        if x.numel() == 0:  # (PyTorch's kernel gives an empty batch back at its own qparams)
+            return QuantizedTensor(from_numpy(x._int.numpy().copy()), x.dtype, x._scale,
+                                   x._zero_point)
         out_scale, out_zp = float(self.scale.item()), int(self.zero_point.item())
         channels = self.num_features
         weight = np.ones(channels, _F32) if self.weight is None else self.weight.detach().numpy()
