@@ -2,6 +2,7 @@
 work, times are in microseconds, and tables have torch's columns."""
 
 import contextlib
+import json
 import re
 import time
 
@@ -319,6 +320,23 @@ def test_export_stacks_says_ember_records_no_stacks():
         ember.ones(3).exp()
     with pytest.raises(NotImplementedError, match="no Python stacks.*export_chrome_trace"):
         prof.export_stacks("stacks.txt")
+
+
+def test_with_flops_records_input_shapes_as_torch(tmp_path):
+    # torch: with_flops=True alone records each op's input shapes (events' input_shapes,
+    # the trace's Input Dims, key_averages(group_by_input_shape=True)'s column); Ember's
+    # events had none without record_shapes
+    found = {}
+    for lib in (ember, torch):
+        with lib.profiler.profile(with_flops=True) as prof:
+            lib.ones(2, 3) @ lib.ones(3, 4)
+        mm = next(e for e in prof.events() if e.name.split("::")[-1] in ("mm", "matmul"))
+        prof.export_chrome_trace(str(tmp_path / "t.json"))
+        trace = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+        dims = next(e["args"]["Input Dims"] for e in trace if e["name"] == mm.name)
+        table = prof.key_averages(group_by_input_shape=True).table()
+        found[lib.__name__] = (mm.input_shapes, dims, "Input Shapes" in table)
+    assert found["ember"] == found["torch"] == ([[2, 3], [3, 4]], [[2, 3], [3, 4]], True)
 
 
 def test_events_and_rows_have_torchs_empty_stack():

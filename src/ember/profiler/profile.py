@@ -66,7 +66,8 @@ class profile:
         record_shapes: show input shapes in tables (``key_averages(group_by_input_shape=True)``).
         profile_memory: record the net tensor memory each op allocates (turns on
             :mod:`ember.memory` tracking for the duration).
-        with_flops: show FLOPs (from each primitive's cost rule) in tables and traces.
+        with_flops: show FLOPs (from each primitive's cost rule) in tables and traces; it
+            records input shapes too, as PyTorch's (they are what the FLOPs come from).
         acc_events: keep the events of every span of a schedule (by default each warm-up
             or recording span starts afresh, as in PyTorch).
         with_stack, with_modules, experimental_config, custom_trace_id_callback,
@@ -426,7 +427,8 @@ class profile:
     def chrome_trace(self) -> dict:
         """The trace as a dict (what :meth:`export_chrome_trace` writes)."""
         ids = {"trace_id": self._trace_id} if self._trace_id is not None else {}
-        trace = chrome_trace(self._events, self._start, shapes=self.record_shapes,
+        trace = chrome_trace(self._events, self._start,
+                             shapes=self.record_shapes or self.with_flops,
                              flops=self.with_flops, memory=self.profile_memory)
         trace["traceEvents"] += memory_timeline.instant_events(self._memory_samples,
                                                                self._start)
@@ -455,8 +457,7 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
     stack = prof._stacks.get(tid)
     e = prof._event(prim.name, "op", tid, stack)
     if prof.record_shapes or prof.with_flops:
-        specs = tuple(spec(t) for t in inputs)
-        e.specs = specs if prof.record_shapes else ()
+        e.specs = specs = tuple(spec(t) for t in inputs)  # (with_flops's too, as PyTorch's)
         e.flops = flops_of(prim, specs, params) if prof.with_flops else 0
     tracker = memory.TRACKER
     mem = tracker.total_allocated - tracker.total_freed
