@@ -270,6 +270,10 @@ def python_code(nodes: list[Node], codegen: CodeGen | None = None) -> PythonCode
         params.append(f"{param} = {render(node.args[0], glob)}" if node.args else param)
         if param != node.name:
             renames.append(f"    {node.name} = {param}")
+    transform = getattr(codegen, "_body_transformer", None)  # (see Graph.on_generate_code)
+    if transform is not None:  # (it takes and gives statements without indent, as torch.fx)
+        stmts = "".join(transform([line[4:] + "\n" for line in renames + body]))
+        renames, body = [], ["    " + line for line in stmts.rstrip("\n").split("\n")]
     src = codegen.gen_fn_def(params, "") + "\n" + "\n".join(renames + body) + "\n"
     return PythonCode(src, glob.names)
 

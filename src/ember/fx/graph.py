@@ -264,6 +264,31 @@ class Graph:
         ``recompile()`` of a GraphModule holding this graph."""
         self._codegen = codegen
 
+    def on_generate_code(self, make_transformer: Callable[[Any], Callable[[list[str]], list[str]]]
+                         ) -> contextlib.AbstractContextManager:
+        r"""Registers ``make_transformer(previous)``, a function from the generated body's
+        statements (unindented, each ending in a newline) to new ones, applied from the next
+        ``recompile()``; used in a ``with``, the previous one is restored at its end.
+
+        Example:
+            >>> gm = ember.fx.symbolic_trace(lambda x: x + 1)
+            >>> with gm.graph.on_generate_code(lambda _: lambda body: ["x = x * 2\n", *body]):
+            ...     _ = gm.recompile()
+            >>> gm(ember.ones(1))
+            tensor([3.])
+        """
+        previous = getattr(self._codegen, "_body_transformer", None)
+        self._codegen._body_transformer = make_transformer(previous)
+
+        @contextlib.contextmanager
+        def restoring() -> Iterator[None]:
+            try:
+                yield
+            finally:
+                self._codegen._body_transformer = previous
+
+        return restoring()
+
     def process_inputs(self, *args: Any) -> Any:
         """The placeholders' values for a call's inputs (the code generator's)."""
         return self._codegen.process_inputs(*args)
