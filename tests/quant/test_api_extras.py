@@ -203,3 +203,12 @@ def test_fused_kernel_fake_quantizes_rows_along_axis_0_only():
     with pytest.raises(ValueError, match="ch_axis 0"):
         ember.fused_moving_avg_obs_fake_quant(ember.ones(3, 2), on, on, *state, 0.01, 0, 255,
                                               1, True)
+
+
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_fused_moving_avg_fake_quantize_repr_as_torch(reduce_range):
+    e = eq.FusedMovingAvgObsFakeQuantize(reduce_range=reduce_range)
+    t = tq.FusedMovingAvgObsFakeQuantize(reduce_range=reduce_range)
+    x = np.linspace(-1, 3, 8, dtype=np.float32)
+    e(ember.tensor(x)), t(torch.tensor(x))
+    assert repr(e).replace("ember.", "torch.") == repr(t)

@@ -220,6 +220,13 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
         """As PyTorch's kernel: whenever it fake-quantizes, observing or not."""
         return self.fake_quant_on
 
+    def extra_repr(self) -> str:
+        post = self.activation_post_process  # (PyTorch's fields, in its order)
+        return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled="
+                f"{self.observer_enabled}, scale={self.scale}, zero_point={self.zero_point}, "
+                f"dtype={self.dtype!r}, quant_min={post.quant_min}, quant_max={post.quant_max}, "
+                f"qscheme={self.qscheme!r}, reduce_range={post.reduce_range}")
+
     def _fake_quantize(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
         if not self.is_per_channel and not bool(np.isfinite(self.scale.numpy()).all()):
             return fused_nonfinite(X, self.scale, self.zero_point, self.quant_min,
