@@ -130,3 +130,20 @@ def test_only_the_points_the_steps_make_are_checked_as_torch(op, start, end, dty
         return
     got = getattr(ember, op)(start, end, steps, dtype=getattr(ember, dtype))
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_integer_linspace_gives_torch_s_exact_values(dtype):
+    # (the integer points are one fused multiply-add too, then truncated: linspace(7, -8, 10)
+    # in int8 has 1 at [3], torch's 1.9999999999999998 truncated; Ember's plain product gave 2)
+    assert ember.linspace(7, -8, 10, dtype=ember.int8).tolist() == \
+        torch.linspace(7, -8, 10, dtype=torch.int8).tolist()
+    rng = np.random.default_rng(1)
+    low = 0 if dtype == "uint8" else -100
+    for _ in range(200):
+        start, end = (float(np.round(rng.uniform(low, 100), int(rng.integers(0, 3))))
+                      for _ in range(2))
+        steps = int(rng.integers(2, 40))
+        want = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).tolist()
+        assert ember.linspace(start, end, steps, dtype=getattr(ember, dtype)).tolist() == want, \
+            (start, end, steps)
