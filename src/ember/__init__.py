@@ -157,6 +157,7 @@ from ember.quant.functions import (
     quantized_max_pool1d,
     quantized_max_pool2d,
 )
+from ember.quant.modules.batchnorm import quantized_batch_norm
 from ember.quant.qtensor import dequantize, quantize_per_channel, quantize_per_tensor
 from ember.quant.qtypes import (
     per_channel_affine,

@@ -165,3 +165,27 @@ def test_quantized_bn_of_an_empty_batch_keeps_the_input_qparams_as_torch(name, d
     ye = e(ember.quantize_per_tensor(ember.zeros(*shape), 0.1, 3, getattr(ember, dtype)))
     assert (ye.q_scale(), ye.q_zero_point(), tuple(ye.shape)) == (
         yt.q_scale(), yt.q_zero_point(), tuple(yt.shape))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 5), (2, 3, 4, 4), (2, 3, 2, 2, 2), (1, 20, 3, 3)])
+@pytest.mark.parametrize("dtype, zero_point", [("quint8", 3), ("qint8", -4), ("qint32", 7)])
+def test_quantized_batch_norm_function_as_torch(shape, dtype, zero_point):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 2).astype(np.float32)
+    stats = [rng.standard_normal(shape[1]).astype(np.float32) for _ in range(3)]
+    stats.append(rng.uniform(0.3, 2, shape[1]).astype(np.float32))
+    qt = torch.quantize_per_tensor(torch.tensor(x), 0.05, zero_point, getattr(torch, dtype))
+    qe = ember.quantize_per_tensor(ember.tensor(x), 0.05, zero_point, getattr(ember, dtype))
+    yt = torch.quantized_batch_norm(qt, *map(torch.tensor, stats), 1e-5, 0.07, zero_point + 1)
+    ye = ember.quantized_batch_norm(qe, *map(ember.tensor, stats), 1e-5, 0.07, zero_point + 1)
+    np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())
+    assert (ye.q_scale(), ye.q_zero_point()) == (yt.q_scale(), yt.q_zero_point())
+
+
+def test_quantized_batch_norm_function_names_missing_statistics():
+    x = ember.quantize_per_tensor(ember.zeros(2, 3), 0.1, 0, ember.quint8)
+    one = ember.ones(3)
+    with pytest.raises(ember.errors.ArgumentError, match="weight of shape"):
+        ember.quantized_batch_norm(x, None, one, one, one, 1e-5, 0.1, 0)
+    with pytest.raises(ember.errors.ArgumentError, match=r"var of shape .*got input shape"):
+        ember.quantized_batch_norm(x, one, one, one, ember.ones(4), 1e-5, 0.1, 0)

@@ -22,9 +22,62 @@ from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import qint8, qint32, quint8
 from ember.tensor import Tensor
 
-__all__ = ["BatchNorm2d", "BatchNorm3d", "BNReLU2d", "BNReLU3d"]
+__all__ = ["BatchNorm2d", "BatchNorm3d", "BNReLU2d", "BNReLU3d", "quantized_batch_norm"]
 
 _F32 = np.float32
+
+
+def _batch_norm(x: QuantizedTensor, weight: np.ndarray | None, bias: np.ndarray | None,
+                mean: np.ndarray, var: np.ndarray, eps: float, out_scale: float, out_zp: int,
+                relu: bool) -> QuantizedTensor:
+    """The folded batch norm of the module docstring on ``x``'s integers (any rank >= 2,
+    channels on axis 1)."""
+    if x.numel() == 0:  # (PyTorch's kernel gives an empty batch back at its own qparams)
+        return QuantizedTensor(from_numpy(x._int.numpy().copy()), x.dtype, x._scale,
+                               x._zero_point)
+    channels = x.shape[1]
+    weight = np.ones(channels, _F32) if weight is None else weight
+    bias = np.zeros(channels, _F32) if bias is None else bias
+    inv_sigma = (1.0 / np.sqrt(var + _F32(eps)).astype(np.float64)).astype(_F32)
+    alpha = (inv_sigma * weight).astype(np.float64) * (np.float64(_F32(x._scale)) / out_scale)
+    beta = (bias - mean * inv_sigma * weight).astype(np.float64) / out_scale
+    along = (1, channels) + (1,) * (x.ndim - 2)
+    alpha = alpha.astype(_F32).astype(np.float64).reshape(along)
+    beta = beta.astype(_F32).astype(np.float64).reshape(along)
+    centred = x._int.numpy().astype(np.float64) - x._zero_point
+    v = (alpha * centred + beta).astype(_F32)  # (exact in float64: one rounding, an fma)
+    q = np.rint(v).astype(np.float64) + out_zp
+    if x.dtype is qint32:  # (its vectorized loop, 16 channels at a time on AVX512, adds
+        vec = channels // 16 * 16  # the zero point in float32 before rounding: fbgemm's)
+        q[:, :vec] = np.rint(v[:, :vec] + _F32(out_zp))
+    low = max(out_zp, x.dtype.min) if relu else x.dtype.min
+    q = np.clip(q, low, x.dtype.max)
+    return QuantizedTensor(from_numpy(q.astype(x._int.numpy().dtype)), x.dtype, out_scale,
+                           out_zp)
+
+
+def quantized_batch_norm(input: QuantizedTensor, weight: Tensor, bias: Tensor, mean: Tensor,
+                         var: Tensor, eps: float, output_scale: float,
+                         output_zero_point: int) -> QuantizedTensor:
+    """Batch norm of a per-tensor quantized ``(N, C, *)`` tensor with the given statistics,
+    quantized to ``output_scale`` and ``output_zero_point`` (``torch.quantized_batch_norm``).
+
+    Example:
+        >>> x = ember.quantize_per_tensor(ember.tensor([[1.0, 2.0]]), 0.5, 0, ember.quint8)
+        >>> one, zero = ember.ones(2), ember.zeros(2)
+        >>> ember.quantized_batch_norm(x, one, zero, zero, one, 0.0, 0.25, 0).dequantize()
+        tensor([[1., 2.]])
+    """
+    x = _quantized_input("quantized_batch_norm", input, (quint8, qint8, qint32))
+    stats = {"weight": weight, "bias": bias, "mean": mean, "var": var}
+    for name, value in stats.items():
+        if not isinstance(value, Tensor) or x.ndim < 2 or tuple(value.shape) != (x.shape[1],):
+            raise ArgumentError(f"quantized_batch_norm: expected an (N, C, *) input and a "
+                                f"float tensor {name} of shape (C,), got input shape "
+                                f"{tuple(x.shape)} and {name} "
+                                f"{getattr(value, 'shape', type(value).__name__)}")
+    w, b, m, v = (t.detach().numpy().astype(_F32) for t in stats.values())
+    return _batch_norm(x, w, b, m, v, eps, float(output_scale), int(output_zero_point), False)
 
 
 class _QuantizedBatchNorm:
@@ -49,30 +102,11 @@ class _QuantizedBatchNorm:
             raise ArgumentError(f"quantized {type(self).__name__}: expected a {self._n + 2}-D "
                                 f"input with {self.num_features} channels, got shape "
                                 f"{tuple(x.shape)}")
-        if x.numel() == 0:  # (PyTorch's kernel gives an empty batch back at its own qparams)
-            return QuantizedTensor(from_numpy(x._int.numpy().copy()), x.dtype, x._scale,
-                                   x._zero_point)
-        out_scale, out_zp = float(self.scale.item()), int(self.zero_point.item())
-        channels = self.num_features
-        weight = np.ones(channels, _F32) if self.weight is None else self.weight.detach().numpy()
-        bias = np.zeros(channels, _F32) if self.bias is None else self.bias.detach().numpy()
-        mean, var = self.running_mean.numpy(), self.running_var.numpy()
-        inv_sigma = (1.0 / np.sqrt(var + _F32(self.eps)).astype(np.float64)).astype(_F32)
-        alpha = (inv_sigma * weight).astype(np.float64) * (np.float64(_F32(x._scale)) / out_scale)
-        beta = (bias - mean * inv_sigma * weight).astype(np.float64) / out_scale
-        along = (1, channels) + (1,) * self._n
-        alpha = alpha.astype(_F32).astype(np.float64).reshape(along)
-        beta = beta.astype(_F32).astype(np.float64).reshape(along)
-        centred = x._int.numpy().astype(np.float64) - x._zero_point
-        v = (alpha * centred + beta).astype(_F32)  # (exact in float64: one rounding, an fma)
-        q = np.rint(v).astype(np.float64) + out_zp
-        if x.dtype is qint32:  # (its vectorized loop, 16 channels at a time on AVX512, adds
-            vec = channels // 16 * 16  # the zero point in float32 before rounding: fbgemm's)
-            q[:, :vec] = np.rint(v[:, :vec] + _F32(out_zp))
-        low = max(out_zp, x.dtype.min) if self._relu else x.dtype.min
-        q = np.clip(q, low, x.dtype.max)
-        return QuantizedTensor(from_numpy(q.astype(x._int.numpy().dtype)), x.dtype, out_scale,
-                               out_zp)
+        weight = None if self.weight is None else self.weight.detach().numpy()
+        bias = None if self.bias is None else self.bias.detach().numpy()
+        return _batch_norm(x, weight, bias, self.running_mean.numpy(),
+                           self.running_var.numpy(), self.eps, float(self.scale.item()),
+                           int(self.zero_point.item()), self._relu)
 
     @classmethod
     def from_float(cls, mod: Module) -> Any:
