@@ -326,7 +326,8 @@ def test_autocast_inside_the_compiled_function_is_recorded():
     with ember.no_grad():
         fast(x)
         np.testing.assert_array_equal(fast(x).numpy(), f(x).numpy())
-    assert "bf16[3,4] = matmul" in str(fast.graph)
+    # (the bias added to the float32 product, rounded to bfloat16 once, as PyTorch's addmm)
+    assert "bf16[3,4] = cast" in str(fast.graph) and "bf16[3,8] = cast(v0" in str(fast.graph)
 
 
 def test_none_results_and_int_float_arguments():
@@ -800,7 +801,7 @@ def test_an_attribute_the_function_assigns_is_a_counter_not_a_reason_to_retrace(
     assert len(counted.entries) == 1 and stats.calls == 1  # (a side effect of the trace)
 
 
-def test_a_counter_the_function_assigns_is_not_a_reason_to_retrace():
+def test_a_counter_the_function_assigns_is_not_a_reason_to_retrace_and_is_told():
     calls = 0
 
     @jit.compile
@@ -809,9 +810,67 @@ def test_a_counter_the_function_assigns_is_not_a_reason_to_retrace():
         calls += 1  # a Python side effect: it happens when tracing, as documented
         return x * 2
 
-    for _ in range(3):
-        counted(ember.ones(2))
+    with pytest.warns(UserWarning, match="counted changes closure variable calls each time"):
+        for _ in range(3):
+            counted(ember.ones(2))
     assert len(counted.entries) == 1 and calls == 1
+
+
+STEP = 0
+CACHE = None
+TABLE = None
+
+
+def _bump():
+    global STEP
+    STEP += 1
+
+
+def test_a_global_counter_bumped_by_a_helper_is_told_once():
+    global STEP
+    STEP = 0
+
+    @jit.compile
+    def stepped(x):
+        _bump()
+        return x + 1
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            stepped(ember.ones(2))
+    assert STEP == 1 and len(caught) == 1
+    assert "changes global STEP each time it is traced" in str(caught[0].message)
+    assert caught[0].filename == __file__  # (the caller's line)
+
+
+def test_a_global_assigned_a_computed_tensor_is_refused():
+    @jit.compile
+    def cached(x):
+        global CACHE
+        CACHE = x * 3  # the graph would keep this trace's tensor
+        return x * 2
+
+    with pytest.raises(jit.TraceError, match=r"cached assigns a tensor computed from its inputs "
+                       r"\(shape \(2,\)\) to a global or closure name \(.*global CACHE\)"):
+        cached(ember.ones(2))
+
+
+def test_a_global_initialized_once_is_no_counter():
+    global TABLE
+    TABLE = None
+
+    @jit.compile
+    def lookup(x):
+        global TABLE
+        if TABLE is None:
+            TABLE = ember.arange(2.0)  # a constant, made once
+        return x + TABLE
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            np.testing.assert_array_equal(lookup(ember.ones(2)).numpy(), [1.0, 2.0])
 
 
 @pytest.mark.parametrize("change, reason", [

@@ -7,14 +7,17 @@ which is refused rather than kept as this trace's value.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ember.errors import user_stacklevel
 from ember.jit.discover import Reach
 from ember.jit.kernels import owner
 from ember.jit.reached_values import held_tensors, is_plain, nested
+from ember.jit.reasons import counted_in_trace
 from ember.jit.sources import TraceError
-from ember.jit.user_objects import is_library
+from ember.jit.user_objects import MISSING, bound_value, is_library
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
@@ -42,6 +45,9 @@ class CarriedState:
         self.attributes = [(label, obj, {name: list(nested(value))
                                          for name, value in vars(obj).items()})
                            for label, obj in self.holders if not is_library(obj)]
+        # (holder, name, label, value): the global and closure names the function assigns
+        self.names = [(holder, name, label, bound_value(holder, name))
+                      for holder, name, label in found.assigned_names]
 
     def rebinds(self) -> list[tuple[dict, str, Any, list, list[Tensor]]]:
         """``(members, name, old value, its tensors, the new tensors)`` for each attribute
@@ -115,14 +121,31 @@ class CarriedState:
             old is not None and (is_plain(old[0]) or any(
                 id(t) in self.found.labels for t in _tensors_in(old[0])))
 
-    def refuse_untracked(self, computed: Callable[[Tensor], bool]) -> None:
+    def refuse_untracked(self, computed: Callable[[Tensor], bool], name: str) -> None:
         """Refuses an attribute of the user's module or object that the function set (or
         changed in place) to hold a tensor ``computed`` from the inputs, not one it reached
         by name, where no carried state writes it back (a tensor where there was none, in a
         tuple beside a number, in a dict filled in place): compiled calls would keep this
         trace's tensor. (A module's attribute that held a number, None or a reached tensor
-        is in the layout: the next call traces again.)"""
+        is in the layout: the next call traces again.) So too a global or closure name the
+        function (``name``) assigns; one it changes otherwise (a counter) gets a warning."""
         memory = {owner(t._data) for t in self.found.tensors}  # (``self.w = lin.weight.detach()``)
+        counters = set()
+        for holder, key, label, old in self.names:
+            now = bound_value(holder, key)
+            new = next((t for t in _tensors_in(now) if owner(t._data) not in memory and
+                        computed(t)), None)
+            if new is not None:
+                raise TraceError(
+                    f"ember.jit: {name} assigns a tensor computed from its inputs (shape "
+                    f"{tuple(new.shape)}) to a global or closure name ({label}); compiled calls run the graph, not that Python "
+                    "code, so it would keep this trace's tensor (PyTorch's torch.compile "
+                    "replays the assignment). Hint: return the tensor, or keep it in a module's "
+                    "buffer written in place (self.cache.copy_(x))")
+            if now is not old and old is not None and MISSING not in (old, now):
+                counters.add(label)  # (None first: an initialization, done once)
+        if counters and (counter := counted_in_trace(name, counters, self.found)) is not None:
+            warnings.warn(counter, stacklevel=user_stacklevel())
         for label, obj, before in self.attributes:
             for name, value in vars(obj).items():
                 if name in _MODULE_TABLES and isinstance(obj, Module):

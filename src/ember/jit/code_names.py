@@ -12,12 +12,28 @@ import types
 from typing import Any
 
 STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
+GLOBAL_STORES = frozenset({"STORE_GLOBAL"})
 LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 STATE_NAMES = frozenset({"state"})
 CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
 NESTED_CHAIN_ROOTS = CHAIN_ROOTS - {"LOAD_FAST"}
+
+
+def names_assigned(func: types.FunctionType, code: types.CodeType) -> \
+        tuple[set[str], list[tuple[Any, str, str]]]:
+    """The global and closure names ``func`` (whose code is ``code``) assigns or deletes (a
+    counter it bumps is no binding to watch), and ``(its globals or the cell, name, label)``
+    for each global and closure variable of an enclosing function it assigns, whose new value
+    a trace makes once: ``global step; step += 1``, ``nonlocal cache; cache = x * 3``."""
+    stored = set(code_names(code, STORES))
+    scope = getattr(func, "__globals__", {})
+    where = [(scope, name, "global") for name in code_names(code, GLOBAL_STORES)] + \
+        [(cell, name, "closure variable") for name, cell in
+         zip(code.co_freevars, getattr(func, "__closure__", None) or ()) if name in stored]
+    return stored, [(holder, name, f"{func.__qualname__}: {kind} {name}")
+                    for holder, name, kind in where]
 
 
 @functools.lru_cache(maxsize=1024)  # (one layer class's forward, one hook on many modules)

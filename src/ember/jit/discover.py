@@ -2,15 +2,13 @@
 reaches through its closure, its globals, its ``self`` and its arguments.
 
 Their tensors get names in the graph (``model.fc1.weight``) and are state wherever they turn
-up, and the compiled function's cache key watches what changes the traced graph: each reached
-tensor's ``requires_grad`` and whether its ``.grad`` is set (a gradient accumulates into an
-existing one), and the :meth:`Reach.layout`: which objects the function's global and closure
-names hold (and the numbers they hold), its default argument values, the attributes its code
-reads from them by name (``cfg.scale``, ``Config.scale`` of a class of the user's), the items
-it reads from their dicts, lists and tuples (``cfg['x']``, ``self.cfg[0]``), which tensors
-and modules it reaches, their shapes, hooks and flags (``training``). Hook functions (of the
-modules and tensors it reaches and of its tensor arguments) are followed as the function is.
-Objects of installed libraries are not followed.
+up. The compiled function's cache key watches what changes the traced graph: each reached
+tensor's ``requires_grad`` and whether its ``.grad`` is set, and the :meth:`Reach.layout`:
+which objects the function's global and closure names hold (and the numbers they hold), its
+default argument values, the attributes its code reads from them by name (``cfg.scale``), the
+items it reads from their dicts, lists and tuples (``cfg['x']``, ``self.cfg[0]``), which
+tensors and modules it reaches, their shapes, hooks and flags (``training``). Hook functions
+(of modules, tensors and arguments) are followed as the function is; library objects are not.
 """
 
 from __future__ import annotations
@@ -27,12 +25,12 @@ from ember.jit.code_names import (
     ATTRIBUTE_STORES,
     LOADS,
     STATE_NAMES,
-    STORES,
     WRITE_METHODS,
     attribute_chains,
     attribute_writes,
     code_names,
     item_chains,
+    names_assigned,
 )
 from ember.jit.layout_keys import grad_key, state_key, tensor_hooks
 from ember.jit.outside_memory import shared_groups
@@ -107,6 +105,7 @@ class Reach:
         # (id(module), attribute): those carried for the next call, whatever they hold now (one
         # holding no tensor yet is named once it does: the next call traces again)
         self.assigned: set[tuple[int, str]] = set()
+        self.assigned_names: list[tuple[Any, str, str]] = []  # (see names_assigned)
         self._seen: set[int] = set()
         self._functions: set[int] = set()  # those whose defaults are watched already
         self._methods: set[tuple[int, int]] = set()  # (method, object) followed already
@@ -169,7 +168,8 @@ class Reach:
             if wrapped is not None:
                 self.add(getattr(wrapped, "__name__", "wrapped"), wrapped, depth)
             return
-        stored = set(code_names(code, STORES))  # (a counter it bumps is no binding to watch)
+        stored, assigned = names_assigned(func, code)
+        self.assigned_names += assigned
         if (line := unseeded_line(func, code)) is not None:
             warn_random(f"{func.__qualname__}: a generator made without a seed", func, code,
                         line)

@@ -464,7 +464,7 @@ class Tracer(Effects, ViewWrites):
         g = self.graph
         g.outputs = [self.var_of(t) if isinstance(t, Tensor) else None for t in outputs]
         self.rebound_tensors(outputs)
-        self.carried.refuse_untracked(lambda t: self.lookup(t._data) in self.dynamic)
+        self.carried.refuse_untracked(lambda t: self.lookup(t._data) in self.dynamic, g.name)
         for ref in list(g.state):
             t = ref.tensor
             if ref.grad:  # a .grad read, then rebound or written in place: the end .grad

@@ -147,7 +147,8 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
                           "side effect outside the branch, which PyTorch refuses too); it is "
                           "left as it was. Hint: return the new value and assign it after "
                           "the call")
-        tracer.carried.refuse_untracked(lambda t: tracer.lookup(t._data) in tracer.dynamic)
+        tracer.carried.refuse_untracked(lambda t: tracer.lookup(t._data) in tracer.dynamic,
+                                        f"{op}: {role}")
         leaves, spec = tree_flatten(out)
         for leaf in leaves:
             if not isinstance(leaf, Tensor):
