@@ -85,7 +85,7 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     add("--batch-size", type=int, help="training batch size")
     add("--lr", type=float, help="peak learning rate (cosine decay to 0)")
     add("--optimizer", choices=OPTIMIZERS, help="sgd (with momentum), adam or adamw")
-    add("--momentum", type=float, help="SGD momentum (default 0.9)")
+    add("--momentum", type=float, help="SGD momentum (default 0.9; sgd only)")
     add("--weight-decay", type=float, help="weight decay")
     add("--seed", type=int, help="seed of weights and data order (default 0)")
     add("--out", help="directory for checkpoints, curves.png, summary.json "

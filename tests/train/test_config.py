@@ -16,6 +16,12 @@ def test_defaults_come_from_the_model():
     assert cfg.out == "runs/mlp" and cfg.epochs == 5 and cfg.seed == 0
 
 
+def test_momentum_is_sgds_with_its_default():
+    assert make_config({"model": "resnet18"}).momentum == 0.9
+    assert make_config({"model": "cnn", "optimizer": "sgd", "momentum": 0.0}).momentum == 0.0
+    assert make_config({"model": "cnn"}).momentum is None  # (adamw: not silently ignored)
+
+
 def test_toml_file_and_flags_override_it(tmp_path):
     path = tmp_path / "run.toml"
     path.write_text('model = "cnn"\nepochs = 3\nbatch-size = 32\nlr = 0.01\n'
@@ -45,6 +51,9 @@ def test_toml_file_and_flags_override_it(tmp_path):
     ({"seed": 2**64}, r"seed must be a 64-bit integer \(in \[-2\*\*63, 2\*\*64\)\), got"),
     ({"seed": -2**63 - 1}, "seed must be a 64-bit integer"),
     ({"resume": True, "overwrite": True}, "resume and overwrite exclude each other"),
+    ({"model": "cnn", "momentum": 0.5}, "momentum is SGD's; adamw has none"),
+    ({"optimizer": "adam", "momentum": 0.9}, "leave --momentum out, or train with --optimizer sgd"),
+    ({"optimizer": "sgd", "momentum": -0.5}, "momentum must be non-negative"),
 ])
 def test_bad_values_are_named(flags, match):
     with pytest.raises(ConfigError, match=match):

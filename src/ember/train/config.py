@@ -44,7 +44,7 @@ class TrainConfig:
     batch_size: int | None = None
     lr: float | None = None
     optimizer: str | None = None
-    momentum: float = 0.9
+    momentum: float | None = None     # SGD's (default 0.9); Adam and AdamW have none
     weight_decay: float | None = None
     seed: int = 0
     out: str = "runs/{model}"
@@ -89,6 +89,11 @@ class TrainConfig:
         if cfg.optimizer not in OPTIMIZERS:
             raise ConfigError(f"unknown optimizer {cfg.optimizer!r}; choose one of "
                               f"{', '.join(OPTIMIZERS)}")
+        if cfg.optimizer != "sgd" and cfg.momentum is not None:
+            raise ConfigError(f"momentum is SGD's; {cfg.optimizer} has none (its betas play that "
+                              "part): leave --momentum out, or train with --optimizer sgd")
+        if cfg.optimizer == "sgd" and cfg.momentum is None:
+            cfg.momentum = 0.9
         for name in ("epochs", "batch_size", "train_size", "test_size", "keep_last"):
             value = getattr(cfg, name)
             if value is not None and value < 1:
@@ -103,7 +108,7 @@ class TrainConfig:
         if not 0 < cfg.lr < math.inf:
             raise ConfigError(f"lr must be positive and finite, got {cfg.lr}")
         for name in ("momentum", "weight_decay", "num_workers"):
-            if not 0 <= getattr(cfg, name) < math.inf:
+            if getattr(cfg, name) is not None and not 0 <= getattr(cfg, name) < math.inf:
                 raise ConfigError(f"{name} must be non-negative and finite, "
                                   f"got {getattr(cfg, name)}")
         cfg._is_resolved = True

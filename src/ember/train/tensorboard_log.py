@@ -55,7 +55,7 @@ class TensorBoardLog:
         if history["test_accuracy"]:
             shutil.rmtree(os.path.join(self.folder, "hparams"), ignore_errors=True)
             self.writer.add_hparams(
-                {k: getattr(self.cfg, k) for k in _HYPERPARAMETERS},
+                {k: v for k in _HYPERPARAMETERS if (v := getattr(self.cfg, k)) is not None},
                 {"hparam/test_accuracy": history["test_accuracy"][-1],
                  "hparam/test_loss": history["test_loss"][-1]}, run_name="hparams")
         self.writer.close()
