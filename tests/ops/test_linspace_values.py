@@ -147,3 +147,21 @@ def test_integer_linspace_gives_torch_s_exact_values(dtype):
         want = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).tolist()
         assert ember.linspace(start, end, steps, dtype=getattr(ember, dtype)).tolist() == want, \
             (start, end, steps)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "int64"])
+def test_integer_logspace_gives_torch_s_values(dtype):
+    # (its ends cast to the dtype, wrapping: -4 is 252 in uint8; its exponents without a fused
+    # multiply-add: logspace(-8.398, 7, 10) in int64 has 100 at [6], Ember's was 99)
+    assert ember.logspace(-8.398, 7, 10, dtype=ember.int64).tolist() == \
+        torch.logspace(-8.398, 7, 10, dtype=torch.int64).tolist()
+    assert ember.logspace(-4, 0.3, 7, base=0.5, dtype=ember.uint8).tolist() == \
+        torch.logspace(-4, 0.3, 7, base=0.5, dtype=torch.uint8).tolist()
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        low = 0 if dtype == "uint8" else -6  # (torch refuses some negative uint8 ends)
+        start, end = (float(np.round(rng.uniform(low, 4), 2)) for _ in range(2))
+        steps, base = int(rng.integers(2, 12)), float(rng.choice([2.0, 10.0, 3.0, 1.5]))
+        want = torch.logspace(start, end, steps, base, dtype=getattr(torch, dtype)).tolist()
+        got = ember.logspace(start, end, steps, base, dtype=getattr(ember, dtype)).tolist()
+        assert got == want, (start, end, steps, base)

@@ -25,7 +25,7 @@ from ember.ops.creation import (
 )
 from ember.ops.fits import check_fits, check_number_int
 from ember.ops.int_args import as_ints
-from ember.ops.spaced import spaced_dtype
+from ember.ops.spaced import spaced_dtype, unfused_spaced
 from ember.tensor import Tensor
 
 __all__ = ["asarray", "frombuffer", "empty_strided", "empty_permuted", "scalar_tensor",
@@ -110,12 +110,17 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
         raise ShapeError(f"logspace: number of steps must be non-negative, got {steps}")
     # (one step: PyTorch fills base ** start, so that must fit, checked below)
     dt = spaced_dtype("logspace", start, end, dtype, 0 if int(steps) == 1 else int(steps))
-    if dt.category == dtypes.INT and int(steps) > 1:
-        # (PyTorch casts the ends to the dtype first, 7.5 is 7, in its step; one step has none)
-        start, end = int(start), int(end)
+    integer = dt.category == dtypes.INT and int(steps) > 1
+    if integer:
+        # (PyTorch casts the ends to the dtype first, 7.5 is 7 and -4 is 252 in uint8, in its
+        # step; one step has none)
+        start, end = (int(np.array(int(v)).astype(dt.np)) for v in (start, end))
     try:
         exponents = linspace(start, end, steps, device=device,
                              dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
+        if integer:  # (its exponents without linspace's fused multiply-add: 10 ** 2.0, not
+            # 10 ** 1.9999999999999998, is 100, as PyTorch's)
+            exponents = exponents.new_tensor(unfused_spaced(start, end, int(steps)))
     except AllocationError as exc:  # (named for logspace and its dtype)
         raise allocation_error("logspace", (int(steps),), dt, exc.__cause__) from exc.__cause__
     powers = float(base) ** exponents

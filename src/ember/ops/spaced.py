@@ -96,6 +96,16 @@ def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarr
     return np.concatenate(points).astype(dtype)
 
 
+def unfused_spaced(first: float, last: float, steps: int) -> np.ndarray:
+    """``steps`` (two or more) float64 points from ``first`` to ``last``, half counted up and
+    half down as :func:`evenly_spaced`'s, each product and sum rounded on its own (PyTorch's
+    integer ``logspace`` exponents)."""
+    index = np.arange(steps, dtype=np.float64)
+    half, step = steps // 2, (last - first) / (steps - 1)
+    return np.concatenate([first + step * index[:half],
+                           last - step * ((steps - 1) - index[half:])])
+
+
 def _fused(a: float, b: float, i: np.ndarray) -> np.ndarray:
     """``a + b·i`` rounded once, as a fused multiply-add, for whole numbers ``i`` below 2**26
     (the product's error by Dekker's split, the sum's by Knuth's two-sum)."""
