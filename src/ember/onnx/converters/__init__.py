@@ -5,6 +5,7 @@ from ember.onnx.converters import (  # noqa: F401 - registration
     activations,
     bits,
     elementwise,
+    gamma,
     indexing,
     linalg,
     nn_kernels,
