@@ -161,3 +161,34 @@ def test_float_ops_refuse_a_quantized_tensor_naming_the_op(call, op):
     with pytest.raises(ember.DTypeError, match=rf"^{op}: quantized tensors .*dequantize"):
         call(q)
     assert not hasattr(ember.quint8, "is_floating_point")  # (hasattr asks, and gets False)
+
+
+def _written(lib, write):
+    q = lib.quantize_per_tensor(lib.zeros(2, 3), 0.1, 3, lib.quint8)
+    pc = lib.quantize_per_channel(lib.zeros(2, 3), lib.tensor([0.1, 0.2]), lib.tensor([0, 1]),
+                                  0, lib.quint8)
+    write(lib, q, pc)
+    return q.int_repr().numpy(), pc.int_repr().numpy()
+
+
+@pytest.mark.parametrize("write", [
+    lambda L, q, pc: (q.__setitem__((0, 0), 1.26), pc.__setitem__((1, 1), 1.26)),
+    lambda L, q, pc: (q.__setitem__(0, L.tensor([1.0, 2.0, 30.0])),
+                      pc.__setitem__(1, L.tensor([1.0, 2.0, 30.0]))),
+    lambda L, q, pc: (q.__setitem__(0, 2), pc.__setitem__(0, 2)),
+    lambda L, q, pc: (q.fill_(-5.0), pc.fill_(1.0)),
+    lambda L, q, pc: (q.fill_(L.tensor(0.25)), pc.fill_(L.tensor(0.7))),
+    lambda L, q, pc: q.__setitem__((L.tensor([1, 0]), L.tensor([2, 2])), L.tensor([0.4, 0.6])),
+])
+def test_item_assignment_and_fill_quantize_with_the_tensor_qparams_as_torch(write):
+    for e, t in zip(_written(ember, write), _written(torch, write), strict=True):
+        np.testing.assert_array_equal(e, t)
+
+
+def test_item_assignment_writes_through_views_and_refuses_a_quantized_value():
+    q = ember.quantize_per_tensor(ember.zeros(2, 3), 0.1, 3, ember.quint8)
+    row = q[0]
+    q[0, 1] = 1.0
+    assert row.int_repr().tolist() == [3, 13, 3]
+    with pytest.raises(ember.errors.ArgumentTypeError, match="dequantize"):
+        q[0] = q[1]

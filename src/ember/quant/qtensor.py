@@ -175,6 +175,35 @@ class QuantizedTensor(QuantizedViews):
         """The one element's real value (``dequantize().item()``), as PyTorch's."""
         return self.dequantize().item()
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Writes ``value`` (a number or a float tensor) at ``index``, quantized with this
+        tensor's own parameters (as PyTorch's).
+
+        Example:
+            >>> q = ember.quantize_per_tensor(ember.zeros(3), 0.1, 3, ember.quint8)
+            >>> q[0] = 1.26
+            >>> q.int_repr()
+            tensor([16,  3,  3], dtype=ember.uint8)
+        """
+        if isinstance(value, QuantizedTensor):
+            raise ArgumentTypeError("quantized tensor assignment: the value is a quantized "
+                                    "tensor. Hint: assign value.dequantize(), which is "
+                                    "quantized again with this tensor's parameters")
+        floats = from_numpy(np.zeros(self.shape, np.float32))
+        floats[index] = value
+        if self._axis is None:
+            again = quantize_per_tensor(floats, self._scale, self._zero_point, self.dtype)
+        else:
+            again = quantize_per_channel(floats, tensor(self._scale), tensor(self._zero_point),
+                                         self._axis, self.dtype)
+        self._int[index] = again._int[index]
+
+    def fill_(self, value: Any) -> QuantizedTensor:
+        """Every element set to ``value`` quantized with this tensor's parameters (as
+        PyTorch's)."""
+        self[...] = value
+        return self
+
     # values (on the integers: the affine map keeps their order)
     def relu(self) -> QuantizedTensor:
         """The integers below the zero point raised to it (the real values' ``relu``)."""
