@@ -128,24 +128,26 @@ class _Rebuild:
 @pytest.mark.parametrize("flag", [1, 0, None, "yes"])
 @pytest.mark.parametrize("kind", ["tensor", "parameter"])
 def test_a_requires_grad_that_is_not_a_bool_is_refused_as_torch_refuses_it(flag, kind):
-    warnings.simplefilter("ignore")  # (TypedStorage is deprecated)
-    if kind == "tensor":
-        obj = _Rebuild(torch._utils._rebuild_tensor_v2,
-                       (torch.arange(3.).storage(), 0, (3,), (1,), flag, {}))
-    else:
-        obj = _Rebuild(torch._utils._rebuild_parameter, (torch.ones(2), flag, {}))
-    data = torch_file(obj).getvalue()
-    with pytest.raises((RuntimeError, TypeError), match="must be (a )?bool"):
-        torch.load(io.BytesIO(data))
+    with warnings.catch_warnings():  # (not left behind: a later test's warning would hide)
+        warnings.simplefilter("ignore")  # (TypedStorage is deprecated)
+        if kind == "tensor":
+            obj = _Rebuild(torch._utils._rebuild_tensor_v2,
+                           (torch.arange(3.).storage(), 0, (3,), (1,), flag, {}))
+        else:
+            obj = _Rebuild(torch._utils._rebuild_parameter, (torch.ones(2), flag, {}))
+        data = torch_file(obj).getvalue()
+        with pytest.raises((RuntimeError, TypeError), match="must be (a )?bool"):
+            torch.load(io.BytesIO(data))
     with pytest.raises(CheckpointError, match=f"requires_grad is {flag!r}, not a bool"):
         ember.load(io.BytesIO(data))  # (was: loaded, requires_grad as bool(flag) or False)
 
 
 @pytest.mark.parametrize("size, offset", [((3,), 0), ((2, 3), 1), ((2, 1, 2), 2), ((), 4)])
 def test_a_stride_of_none_is_contiguous_as_torch_reads_it(size, offset):
-    warnings.simplefilter("ignore")  # (TypedStorage is deprecated)
-    obj = _Rebuild(torch._utils._rebuild_tensor_v2,
-                   (torch.arange(8.).storage(), offset, size, None, False, {}))
-    data = torch_file(obj).getvalue()
-    expected, got = torch.load(io.BytesIO(data)), ember.load(io.BytesIO(data))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (TypedStorage is deprecated)
+        obj = _Rebuild(torch._utils._rebuild_tensor_v2,
+                       (torch.arange(8.).storage(), offset, size, None, False, {}))
+        data = torch_file(obj).getvalue()
+        expected, got = torch.load(io.BytesIO(data)), ember.load(io.BytesIO(data))
     assert got.stride() == expected.stride() and got.tolist() == expected.tolist()
