@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from onnx import numpy_helper
 
 from ember.dtypes import DType, bool_, extreme, float32, float64, int32, int64, uint8
 from ember.jit.ir import Eqn
@@ -17,6 +18,7 @@ from ember.onnx.converters.elementwise import widened
 from ember.onnx.converters.resize import dynamic_resample
 from ember.onnx.registry import converter
 from ember.onnx.symbolic import triangle_mask
+from ember.ops.im2col import window_positions
 from ember.ops.interpolate import _int16_plan
 
 
@@ -291,23 +293,20 @@ def fold(ctx: Context, eqn: Eqn) -> str | None:
     (a transposed convolution's output_padding beyond its padding makes Ember's high pad
     negative): those sides are left out of Col2Im's image and padded with zeros after it.
     onnxruntime's Col2Im is right with dilation on two spatial dimensions only: one is lifted
-    to two (a leading dimension of size 1), three with dilation are refused."""
+    to two (a leading dimension of size 1). Before opset 18 (no Col2Im), and for three
+    spatial dimensions with dilation, where onnxruntime's Col2Im is wrong, it is a
+    ScatterElements add instead (:func:`_fold_by_scatter`)."""
     cols, out = eqn.inputs[0], eqn.outputs[0]
     p = eqn.params
     kernel, dilation, stride = (list(p[k]) for k in ("kernel_size", "dilation", "stride"))
-    if ctx.opset < 18:
-        return ctx.refuse(f"fold (col2im, which transposed convolutions trace into) is ONNX's "
-                          f"Col2Im, new in opset 18; this export asked for opset {ctx.opset}")
-    if len(kernel) == 3 and dilation != [1, 1, 1]:
-        return ctx.refuse(f"fold (col2im, a 3-d transposed convolution) with dilation "
-                          f"{tuple(dilation)}: onnxruntime's Col2Im computes it wrongly. "
-                          "Hint: export with dilation=1, or a 2-d transposed convolution")
     x = ctx.value(cols)
     if p.get("layout", "ncl") == "nlc":  # (N, L, K·C) to (N, C·K, L)
         length = cols.shape[1]
         split = ctx.node("Reshape", [x, ctx.ints([0, length, math.prod(kernel), -1])])
         x = ctx.node("Reshape", [ctx.node("Transpose", [split], perm=[0, 3, 2, 1]),
                                  ctx.ints([0, -1, length])])
+    if ctx.opset < 18 or (len(kernel) == 3 and dilation != [1, 1, 1]):
+        return _fold_by_scatter(ctx, eqn, x)
     cut = [(min(lo, 0), min(hi, 0)) for lo, hi in p["padding"]]
     image = [s + lo + hi for s, (lo, hi) in zip(p["output_size"], cut)]
     pads = [(max(lo, 0), max(hi, 0)) for lo, hi in p["padding"]]
@@ -324,6 +323,35 @@ def fold(ctx: Context, eqn: Eqn) -> str | None:
         y = ctx.node("Pad", [y, ctx.ints([-lo for lo, _ in cut] + [-hi for _, hi in cut]),
                              ctx.scalar(0, out.dtype), ctx.ints(spatial)])
     return y
+
+
+def _fold_by_scatter(ctx: Context, eqn: Eqn, x: str) -> str:
+    """col2im as one ScatterElements add (opset 16) of the (N, C, K·L) columns onto the
+    flattened image, at positions fixed at export; entries that fall in the padding go to
+    one extra slot, sliced off after."""
+    p, out = eqn.params, eqn.outputs[0]
+    kernel, image = tuple(p["kernel_size"]), tuple(p["output_size"])
+    counts = window_positions(image, kernel, tuple(p["dilation"]), tuple(p["padding"]),
+                              tuple(p["stride"]))
+    offsets = np.indices(kernel).reshape(len(kernel), -1, 1)      # (nd, K, 1)
+    starts = np.indices(counts).reshape(len(kernel), 1, -1)       # (nd, 1, L)
+    inside = np.ones(offsets.shape[1:2] + starts.shape[2:], dtype=bool)
+    flat = np.zeros_like(inside, dtype=np.int64)
+    for d, (size, (lo, _)) in enumerate(zip(image, p["padding"])):
+        at = starts[d] * p["stride"][d] + offsets[d] * p["dilation"][d] - lo
+        inside &= (at >= 0) & (at < size)
+        flat = flat * size + at
+    area = math.prod(image)
+    index = ctx.constant(np.where(inside, flat, area).reshape(-1), "fold_index")
+    channels = out.shape[1]
+    updates = ctx.node("Reshape", [x, ctx.ints([0, channels, -1])])
+    canvas = ctx.node("ConstantOfShape", [ctx.node("Concat", [
+        ctx.node("Shape", [updates], start=0, end=1), ctx.ints([channels, area + 1])], axis=0)],
+        value=numpy_helper.from_array(np.zeros(1, out.dtype.np)))
+    index = ctx.node("Expand", [index, ctx.node("Shape", [updates])])
+    summed = ctx.node("ScatterElements", [canvas, index, updates], axis=2, reduction="add")
+    summed = ctx.node("Slice", [summed, ctx.ints([0]), ctx.ints([area]), ctx.ints([2])])
+    return ctx.node("Reshape", [summed, ctx.ints([0, channels, *image])])
 
 
 @converter("einsum")
