@@ -105,7 +105,7 @@ def test_a_schema_that_disagrees_with_mutates_args_is_refused_as_in_torch():
     assert op.schema == "emschema::f(Tensor x, Tensor(a1!) out) -> ()"
 
 
-@pytest.mark.parametrize("schema", ["Tensor x -> Tensor", "(Tensor x) -> SymInt",
+@pytest.mark.parametrize("schema", ["Tensor x -> Tensor", "(Tensor x) -> Device",
                                     "(Tensor[]? xs) -> Tensor",
                                     "(Tensor x, float a=oops) -> Tensor"])
 def test_unreadable_schema_strings_are_refused(schema):

@@ -19,26 +19,32 @@ def register_batching(op: CustomOpDef) -> None:
     """Registers ``op``'s batching rule in ``ember.func.batching``'s table (one that always
     runs, so that a user's rule gets vmap's ``randomness``)."""
     def rule(b: int, xs: tuple, bs: tuple, *, randomness: str, args: tuple,
-             counts: tuple) -> tuple[Any, bool]:
+             counts: tuple, lens: tuple = ()) -> tuple[Any, bool]:
         layout = (args, counts)
         if not any(bs):  # (nothing batched: the primitive itself, as PyTorch; the op's
-            return apply(op._prim, *xs, args=args, counts=counts), False  # call sets up ctx)
-        outs = _by_user_rule(op, b, xs, bs, layout, randomness) if op._vmap is not None else \
-            _per_sample(op, b, xs, bs, layout)
+            return apply(op.primitive(lens), *xs, args=args, counts=counts, lens=lens), False
+        outs = _by_user_rule(op, b, xs, bs, layout, randomness, lens) \
+            if op._vmap is not None else _per_sample(op, b, xs, bs, layout, lens)
         return (outs[0] if len(outs) == 1 else tuple(outs)), True
 
     RULES[op.qualname] = rule
     ALWAYS.add(op.qualname)
 
 
-def _per_sample(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple) -> list:
-    samples = [op.apply([x[i] if is_b else x for x, is_b in zip(xs, bs)], layout)
+def _per_sample(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple,
+                lens: tuple) -> list:
+    samples = [op.apply_lens([x[i] if is_b else x for x, is_b in zip(xs, bs)], layout)
                for i in range(b)]
-    return [stack([s[k] for s in samples]) for k in range(op._prim.nout)]
+    for _, got in samples:
+        if got != lens:
+            raise OpError(f"{op.qualname}: under vmap, a sample's list outputs have lengths "
+                          f"{list(got)}, the fake impl says {list(lens)}; vmap needs the same "
+                          "lengths for every sample")
+    return [stack([s[k] for s, _ in samples]) for k in range(op.primitive(lens).nout)]
 
 
 def _by_user_rule(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple,
-                  randomness: str) -> list:
+                  randomness: str, lens: tuple) -> list:
     values = op.join(xs, layout)
     dims = op.join([0 if is_b else None for is_b in bs], layout)
     for p in op._schema.params:  # non-tensor arguments have no batch dim
@@ -51,8 +57,9 @@ def _by_user_rule(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple,
         raise OpError(f"{op.qualname}: the vmap rule must return (output, out_dims), got "
                       f"{type(result).__name__}")
     out, out_dims = result
-    outs = list(out) if op._schema.returns else [out]
-    out_dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(outs)
+    outs = _flat(out if op._schema.tupled else (out,))
+    out_dims = _flat(out_dims) if isinstance(out_dims, (tuple, list)) else \
+        (out_dims,) * len(outs)
     if len(out_dims) != len(outs):
         raise OpError(f"{op.qualname}: the vmap rule returned {len(outs)} outputs but "
                       f"{len(out_dims)} out_dims")
@@ -61,3 +68,9 @@ def _by_user_rule(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple,
             raise OpError(f"{op.qualname}: the vmap rule returned {type(o).__name__} as output "
                           f"{i}, expected a Tensor")
     return [batched(o, b, False) if d is None else move(o, d, 0) for o, d in zip(outs, out_dims)]
+
+
+def _flat(values: Any) -> list:
+    """A rule's outputs (or out_dims) with the items of lists (``Tensor[]`` outputs) in line."""
+    return [v for item in values
+            for v in (item if isinstance(item, list) else [item])]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from ember.autograd.graph import Node
 from ember.backend import device as get_device
 from ember.dtypes import DType
 from ember.errors import ArgumentError, EmberError, GradError, OpError, type_name
+from ember.library import outputs
 from ember.library.schema import (
     OPTIONAL_TENSOR,
     OPTIONAL_TENSOR_LIST,
@@ -74,19 +76,21 @@ class CustomOpPrimitive(Primitive):
     infer_mismatch = ("its fake impl (register_fake) disagrees with its implementation. "
                       "Hint: fix the fake impl; ember.library.opcheck tests it")
 
-    def __init__(self, op: CustomOpDef, nout: int) -> None:
+    def __init__(self, op: CustomOpDef, lens: tuple[int, ...]) -> None:
         self.op = op
         self.name = op.qualname
-        self.nout = nout
+        self.lens = lens  # (the lengths of its list outputs: one primitive per lengths)
+        self.nout = outputs.count(op._schema.returns, lens) + len(op._schema.mutated)
         base, _, overload = op._name.partition(".")
         self.backward_name = \
             f"GeneratedBackwardFor_{op._namespace}_{base}_{overload or 'default'}Backward"
 
-    def forward(self, xp: Any, *arrays: Any, args: tuple, counts: tuple) -> Any:
-        return self.op._run_kernel(xp, arrays, (args, counts))
+    def forward(self, xp: Any, *arrays: Any, args: tuple, counts: tuple,
+                lens: tuple = ()) -> Any:
+        return self.op._run_kernel(xp, arrays, (args, counts), lens)
 
-    def infer(self, *specs: TensorSpec, args: tuple, counts: tuple) -> Any:
-        return self.op._infer(specs, (args, counts))
+    def infer(self, *specs: TensorSpec, args: tuple, counts: tuple, lens: tuple = ()) -> Any:
+        return self.op._infer(specs, (args, counts))[0]
 
     def vjp(self, ctx: Node, *grads: Tensor | None) -> tuple:
         return self.op._vjp(ctx, grads)
@@ -138,9 +142,20 @@ class CustomOpDef:
             for dev in _device_types(device_types):
                 self._kernels[dev] = fn
             functools.update_wrapper(self, fn)
-        nret = 1 if schema.returns is None else schema.returns
-        self._nret = nret
-        self._prim = CustomOpPrimitive(self, nret + len(schema.mutated))
+        self._lists = schema.returns.count("Tensor[]")
+        self._prims: dict[tuple[int, ...], CustomOpPrimitive] = {}
+        self._ran = threading.local()  # (an eager call's outputs, run to learn list lengths)
+        self._prim = self.primitive((0,) * self._lists)
+
+    def primitive(self, lens: tuple[int, ...]) -> CustomOpPrimitive:
+        """The op's primitive for calls whose list outputs have the lengths ``lens``."""
+        prim = self._prims.get(lens)
+        if prim is None:
+            prim = self._prims[lens] = CustomOpPrimitive(self, lens)
+        return prim
+
+    def _nret(self, lens: tuple[int, ...]) -> int:
+        return outputs.count(self._schema.returns, lens)
 
     def __repr__(self) -> str:
         return f"<CustomOpDef({self.qualname})>"
@@ -210,13 +225,14 @@ class CustomOpDef:
     def call_split(self, values: dict[str, Any], inputs: list[Tensor], layout: tuple) -> Any:
         """Runs the op on arguments already bound (:meth:`bind`) and split (:meth:`split`):
         the results, after writing the mutated arguments in place."""
-        outs = self.apply(inputs, layout)
-        results = outs[:self._nret]
-        for name, new in zip(self._schema.mutated, outs[self._nret:]):
+        outs, lens = self.apply_lens(inputs, layout)
+        nret = self._nret(lens)
+        for name, new in zip(self._schema.mutated, outs[nret:]):
             inplace(values[name], self.qualname, lambda old, new=new: new)
-        if self._schema.returns is None:
-            return results[0]
-        return tuple(results) if self._schema.returns else None
+        if self._schema.returns == ("Tensor",) and not self._schema.tupled:
+            return outs[0]  # (the common op: one tensor)
+        return outputs.structure(self.qualname, self._schema.returns, self._schema.tupled,
+                                 outs[:nret], lens)
 
     def bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
         """The call's arguments by parameter name, defaults filled in."""
@@ -289,18 +305,58 @@ class CustomOpDef:
     def apply(self, inputs: Sequence[Tensor], layout: tuple) -> tuple:
         """Applies the primitive; when it was recorded for backward, runs ``setup_context``
         on the node's ctx. Returns every output (the results, then the mutated values)."""
-        out = apply(self._prim, *inputs, args=layout[0], counts=layout[1])
-        outs = out if self._prim.nout > 1 else (out,)
-        node = next((o._node for o in outs[:self._nret]
-                     if o._node is not None and o._node.prim is self._prim), None)
-        if node is not None:
-            dropped = self._setup(node, outs, self.join(inputs, layout))._non_differentiable
-            outs = tuple(_wrap(o._data, o._device, False, None, 0, o._vc)  # (no gradient, as
-                         if i < self._nret and id(o) in dropped else o  # PyTorch's outputs
-                         for i, o in enumerate(outs))  # marked in setup_context)
-        return outs
+        return self.apply_lens(inputs, layout)[0]
 
-    def _setup(self, node: Node, outs: tuple, values: dict[str, Any]) -> CustomOpCtx:
+    def apply_lens(self, inputs: Sequence[Tensor], layout: tuple) -> tuple[tuple, tuple]:
+        """:meth:`apply`'s outputs, and the lengths of the call's list outputs."""
+        if self._lists:
+            lens = self._list_lens(inputs, layout)
+            prim = self.primitive(lens)
+            try:
+                out = apply(prim, *inputs, args=layout[0], counts=layout[1], lens=lens)
+            finally:
+                self._ran.outs = None
+        else:
+            lens, prim = (), self._prim
+            out = apply(prim, *inputs, args=layout[0], counts=layout[1], lens=lens)
+        outs = out if prim.nout > 1 else (out,)
+        nret = self._nret(lens)
+        node = next((o._node for o in outs[:nret]
+                     if o._node is not None and o._node.prim is prim), None)
+        if node is not None:
+            dropped = self._setup(node, outs, self.join(inputs, layout), lens)._non_differentiable
+            numbers = self._number_outputs(lens)
+            outs = tuple(_wrap(o._data, o._device, False, None, 0, o._vc)  # (no gradient, as
+                         if i < nret and (id(o) in dropped or i in numbers) else o  # PyTorch's
+                         for i, o in enumerate(outs))  # outputs marked in setup_context)
+        return outs, lens
+
+    def _number_outputs(self, lens: tuple[int, ...]) -> set[int]:
+        """The positions of the outputs that are returned numbers (they have no gradient)."""
+        found, i, sizes = set(), 0, iter(lens)
+        for type_ in self._schema.returns:
+            if type_ == "Tensor[]":
+                i += next(sizes)
+                continue
+            if type_ != "Tensor":
+                found.add(i)
+            i += 1
+        return found
+
+    def _list_lens(self, inputs: Sequence[Tensor], layout: tuple) -> tuple[int, ...]:
+        """The lengths of this call's list outputs: in plain eager mode by running the kernel
+        (its outputs are kept for the primitive's forward), under a transform (ember.jit,
+        vmap) or on the meta device from the fake rule."""
+        if DISPATCH.handler is None and inputs and not any(t._device.is_meta for t in inputs):
+            arrays = tuple(t._data for t in inputs)
+            arrs, lens = self._kernel_outputs(inputs[0]._device.xp, arrays, layout)
+            self._ran.outs = (arrays, arrs)
+            return lens
+        specs = tuple(TensorSpec(tuple(t.shape), t.dtype) for t in inputs)
+        return self._infer(specs, layout)[1]
+
+    def _setup(self, node: Node, outs: tuple, values: dict[str, Any],
+               lens: tuple[int, ...]) -> CustomOpCtx:
         """The ctx of a recorded call, given to ``setup_context`` as PyTorch's: ``inputs`` the
         positional arguments, ``keyword_only_inputs`` (only when the op has keyword-only
         parameters) the others. Returns it (with the outputs marked non-differentiable)."""
@@ -309,9 +365,12 @@ class CustomOpDef:
                       if p.kind in (TENSOR_LIST, OPTIONAL_TENSOR_LIST) else
                       isinstance(a, Tensor) and a.requires_grad  # (a list of flags for a list)
                       for p, a in zip(self._schema.params, args))
-        ctx = CustomOpCtx(self.qualname, needs, [(o.shape, o.dtype) for o in outs[:self._nret]])
+        nret = self._nret(lens)
+        ctx = CustomOpCtx(self.qualname, needs, [(o.shape, o.dtype) for o in outs[:nret]])
+        ctx.lens = lens
         if self._setup_context is not None:
-            output = outs[0] if self._schema.returns is None else tuple(outs[:self._nret])
+            output = outputs.structure(self.qualname, self._schema.returns,
+                                       self._schema.tupled, outs[:nret], lens)
             extra = {"keyword_only_inputs": kwargs} if any(
                 p.kwarg_only for p in self._schema.params) else {}
             self._setup_context(ctx=ctx, inputs=args, output=output, **extra)
@@ -342,7 +401,22 @@ class CustomOpDef:
         return pos, kw
 
     # -- the primitive's rules ----------------------------------------------------------------
-    def _run_kernel(self, xp: Any, arrays: tuple, layout: tuple) -> Any:
+    def _run_kernel(self, xp: Any, arrays: tuple, layout: tuple, lens: tuple) -> Any:
+        ran, self._ran.outs = getattr(self._ran, "outs", None), None
+        if ran is not None and len(ran[0]) == len(arrays) and \
+                all(a is b for a, b in zip(ran[0], arrays)):
+            arrs = ran[1]  # (run already, to learn the lengths of its list outputs)
+        else:
+            arrs, got = self._kernel_outputs(xp, arrays, layout)
+            if got != lens:
+                raise OpError(f"{self.qualname}: the implementation returned lists of lengths "
+                              f"{list(got)}, where its fake impl said {list(lens)}. Hint: fix "
+                              "the fake impl; ember.library.opcheck tests it")
+        return arrs[0] if len(arrs) == 1 else tuple(arrs)
+
+    def _kernel_outputs(self, xp: Any, arrays: tuple, layout: tuple) -> tuple[list, tuple]:
+        """Runs the kernel: the output arrays (then the mutated arguments' new values), and
+        the lengths of its list outputs."""
         dev = _device_of(xp, arrays)
         kernel = self._kernels.get(dev.type, self._kernels.get(None))
         if kernel is None:
@@ -358,7 +432,7 @@ class CustomOpDef:
                 out = kernel(*pos, **kw)
         except Exception as exc:
             raise _kernel_error(self.qualname, exc) from exc
-        outs = self._check_outputs(out, "implementation", dev)
+        outs, lens = self._flatten(out, "implementation", dev)
         for o in outs:  # (the inputs as the kernel saw them: mutated ones are copies)
             if any(_shares(xp, o._data, t._data) for t in tensors):
                 raise OpError(f"{self.qualname}: the implementation returned a tensor that "
@@ -370,7 +444,7 @@ class CustomOpDef:
                               "sharing memory with an earlier one; outputs may not alias each "
                               "other (as in PyTorch). Hint: clone one")
         arrs = [o._data for o in outs] + [tensors[i]._data for i in sorted(mutated)]
-        return arrs[0] if len(arrs) == 1 else tuple(arrs)
+        return arrs, lens
 
     def _mutated_positions(self, layout: tuple) -> set[int]:
         positions, i = set(), 0
@@ -380,34 +454,16 @@ class CustomOpDef:
             i += n
         return positions
 
-    def _check_outputs(self, out: Any, what: str, dev: Any) -> list[Tensor]:
-        returns = self._schema.returns
-        if returns is None:
-            outs = [out]
-        elif returns == 0:
-            if out is not None:
-                raise OpError(f"{self.qualname}: the {what} returned {type(out).__name__}, "
-                              f"but the schema {self._schema.text} says it returns nothing")
-            return []
-        else:
-            if not isinstance(out, (tuple, list)) or len(out) != returns:
-                raise OpError(f"{self.qualname}: the {what} must return a tuple of {returns} "
-                              f"tensors (schema {self._schema.text}), got {_describe(out)}")
-            outs = list(out)
-        for i, o in enumerate(outs):
-            if not isinstance(o, Tensor):
-                raise OpError(f"{self.qualname}: the {what} returned {_describe(o)} as output "
-                              f"{i}, expected an ember Tensor. Hint: wrap NumPy results with "
-                              "ember.from_numpy(...)")
-            if dev is not None and o._device != dev:
-                raise OpError(f"{self.qualname}: the {what} returned output {i} on {o.device}"
-                              f", its inputs are on {dev}")
-        return outs
+    def _flatten(self, out: Any, what: str, dev: Any) -> tuple[list, tuple[int, ...]]:
+        return outputs.flatten(self.qualname, self._schema.text, self._schema.returns,
+                               self._schema.tupled, out, what, dev)
 
-    def _infer(self, specs: tuple[TensorSpec, ...], layout: tuple) -> Any:
+    def _infer(self, specs: tuple[TensorSpec, ...], layout: tuple) -> tuple[Any, tuple]:
+        """The output specs from the fake rule (one spec, or a tuple), and the lengths of the
+        list outputs."""
         mutated = [specs[i] for i in sorted(self._mutated_positions(layout))]
-        if self._fake is None and self._schema.returns == 0:  # (only mutates: as PyTorch,
-            return mutated[0] if len(mutated) == 1 else tuple(mutated)  # no fake rule needed)
+        if self._fake is None and not self._schema.returns:  # (only mutates: as PyTorch,
+            return (mutated[0] if len(mutated) == 1 else tuple(mutated)), ()  # no fake needed)
         if self._fake is None:
             raise OpError(f"{self.qualname}: there is no fake impl registered, so its output "
                           "shapes are unknown without running it (ember.jit, opcheck and the "
@@ -424,10 +480,9 @@ class CustomOpDef:
         except Exception as exc:
             raise OpError(f"{self.qualname}: the fake impl raised {type(exc).__name__}: "
                           f"{exc}") from exc
-        result = [TensorSpec(tuple(o.shape), o.dtype)
-                  for o in self._check_outputs(out, "fake impl", None)]
+        result, lens = self._flatten(out, "fake impl", None)
         result += mutated
-        return result[0] if len(result) == 1 else tuple(result)
+        return (result[0] if len(result) == 1 else tuple(result)), lens
 
     def _vjp(self, node: Node, grads: tuple) -> tuple:
         if self._backward is None:
@@ -438,12 +493,17 @@ class CustomOpDef:
             raise GradError(f"Trying to backward through {self.qualname} but no autograd "
                             f"formula was registered. Hint: {hint}")
         ctx = _CTXS[node]
+        numbers = self._number_outputs(ctx.lens)
         if ctx.materialize_grads:
             from ember.ops.creation import zeros
 
-            grads = tuple(zeros(shape, dtype=dtype, device=node.device) if g is None else g
-                          for g, (shape, dtype) in zip(grads, ctx.out_specs))
-        result = self._backward(ctx, *grads[:self._nret])
+            grads = tuple(zeros(shape, dtype=dtype, device=node.device)
+                          if g is None and i not in numbers else g
+                          for i, (g, (shape, dtype)) in enumerate(zip(grads, ctx.out_specs)))
+        # (one gradient per returned value: a list for a list; None for a number, as torch)
+        result = self._backward(ctx, *outputs.structure(
+            self.qualname, self._schema.returns, True, grads[:len(ctx.out_specs)], ctx.lens,
+            "none"))
         params = [p for p in self._schema.params if not p.kwarg_only]
         if not isinstance(result, tuple):  # (a list is one gradient: a tensor list's, as torch)
             result = (result,)
@@ -457,7 +517,8 @@ class CustomOpDef:
                 present = (True,) * n if p.kind == TENSOR_LIST else arg
                 if g is not None and (not isinstance(g, (list, tuple)) or
                                       len(g) != len(present)):
-                    raise GradError(f"{self.qualname}: the backward returned {_describe(g)} "
+                    raise GradError(f"{self.qualname}: the backward returned "
+                                    f"{outputs.describe(g)} "
                                     f"gradients for {p.name!r}, which has {len(present)} items "
                                     "in this call (None ones too). Hint: return a list with "
                                     "one gradient (or None) per item")
@@ -527,8 +588,3 @@ def _read_only(a: Any) -> Any:
     if isinstance(v, np.ndarray):
         v.flags.writeable = False
     return v
-
-
-def _describe(x: Any) -> str:
-    return f"a {type(x).__name__} of {len(x)}" if isinstance(x, (tuple, list)) else \
-        type(x).__name__

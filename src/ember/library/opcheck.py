@@ -96,9 +96,10 @@ def _cloned(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 
 
 def _outputs(op: CustomOpDef, out: Any) -> tuple:
-    if op._schema.returns is None:
-        return (out,)
-    return tuple(out) if op._schema.returns else ()
+    """The tensors an op's return value holds (a list's items; numbers left out)."""
+    items = out if op._schema.tupled else (out,)
+    return tuple(t for item in (items or ()) if item is not None
+                 for t in (item if isinstance(item, list) else [item]) if isinstance(t, Tensor))
 
 
 def _close(what: str, got: Any, want: Any, tol: dict) -> None:
@@ -162,17 +163,21 @@ def _check_autograd(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> No
     if not checked:  # (no floating-point input: nothing differentiable)
         return
     leaves = tuple(tensors[w].detach().double().requires_grad_() for w in checked)
-    gradcheck(_seeded(lambda *ts: op(**_replaced(values, checked, ts))), leaves, atol=1e-5,
-              rtol=1e-3)
+    gradcheck(_seeded(lambda *ts: _outputs(op, op(**_replaced(values, checked, ts)))), leaves,
+              atol=1e-5, rtol=1e-3)
 
 
 def _check_fake(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
     args, kwargs = _cloned(args, kwargs)
     inputs, layout = op.split(op.bind(args, kwargs))
-    specs = op._infer(tuple(spec(t) for t in inputs), layout)
-    specs = specs if op._prim.nout > 1 else (specs,)
+    specs, lens = op._infer(tuple(spec(t) for t in inputs), layout)
+    specs = specs if op.primitive(lens).nout > 1 else (specs,)
     with no_grad():
-        real = _outputs(op, op(*args, **kwargs))
+        outs, got = op.apply_lens(inputs, layout)
+    if lens != got:
+        raise AssertionError(f"{op.qualname}: the fake impl gives lists of lengths {list(lens)}, "
+                             f"the implementation made {list(got)}")
+    real = outs[:len(specs) - len(op._schema.mutated)]
     for i, (s, o) in enumerate(zip(specs, real)):
         if tuple(s.shape) != tuple(o.shape) or s.dtype is not o.dtype:
             raise AssertionError(f"{op.qualname}: the fake impl gives output {i} as {s}, the "

@@ -23,9 +23,10 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
     """Makes a Python function an Ember op (``torch.library.custom_op``).
 
     The function takes tensors and scalars (with type hints, from which the schema comes) and
-    returns a tensor, a tuple of tensors, or None. Its body may compute with Ember ops or
-    with NumPy on ``x.numpy()``; it runs on plain tensors (no autograd, no tracing), so the
-    op is opaque to transforms until its rules are registered on the result.
+    returns a tensor, a list of tensors, a number, a tuple of those, or None. Its body may
+    compute with Ember ops or with NumPy on ``x.numpy()``; it runs on plain tensors (no
+    autograd, no tracing), so the op is opaque to transforms until its rules are registered
+    on the result.
 
     Args:
         name: ``"namespace::name"``; the op is also ``ember.ops.namespace.name``.
@@ -164,7 +165,7 @@ def register(name: str, func: Callable | None, schema: Schema,
     if any(p.mutable and p.kind != TENSOR for p in schema.params):
         raise NotImplementedError(f"custom_op {name}: Ember mutates only plain Tensor "
                                   f"arguments, not optional or list ones: {schema.text}")
-    if schema.returns == 0 and not schema.mutated:
+    if not schema.returns and not schema.mutated:
         raise ArgumentError(f"custom_op {name}: it returns nothing and mutates nothing")
     op = CustomOpDef(name, func, schema, device_types)
     _attach(namespace, op_name, op)

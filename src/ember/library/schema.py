@@ -72,11 +72,13 @@ class Param:
 
 @dataclass(frozen=True)
 class Schema:
-    """A custom op's parsed signature: parameters, and the number of returned tensors (None
-    when it returns a single tensor, 0 when it returns nothing)."""
+    """A custom op's parsed signature: parameters, and the schema types of what it returns
+    (``("Tensor",)``, ``("Tensor[]", "SymInt")``; ``()`` for nothing), ``tupled`` when they
+    come back as a tuple (False for one value returned as it is)."""
 
     params: tuple[Param, ...]
-    returns: int | None
+    returns: tuple[str, ...]
+    tupled: bool
 
     @property
     def mutated(self) -> tuple[str, ...]:
@@ -96,8 +98,8 @@ class Schema:
                 shown = f"{base}(a{index}!){p.type[len(base):]}"
             pieces.append(f"{shown} {p.name}" +
                           (f"={_default_text(p.default)}" if p.has_default else ""))
-        returns = "Tensor" if self.returns is None else \
-            "(" + ", ".join("Tensor" for _ in range(self.returns)) + ")"
+        returns = ", ".join(self.returns)
+        returns = f"({returns})" if self.tupled else returns
         return f"({', '.join(pieces)}) -> {returns}"
 
     def signature(self) -> inspect.Signature:
@@ -115,7 +117,8 @@ def infer_schema(prototype_function: Callable, /, *, mutates_args: str | Iterabl
     Args:
         prototype_function: the function; every parameter and the return need type hints
             (``Tensor``, ``Optional[Tensor]``, ``list[Tensor]``, ``int``, ``float``, ``bool``,
-            ``str``, their optional and list forms).
+            ``str``, their optional and list forms; it returns a Tensor, ``list[Tensor]``, a
+            number, a tuple of those, or None).
         mutates_args: names of the parameters the function writes into, or ``"unknown"``
             (every tensor parameter).
         op_name: put in front of the schema when given.
@@ -178,7 +181,7 @@ def parse(fn: Callable, mutates_args: str | Iterable[str]) -> Schema:
     if not any(p.kind != VALUE for p in params):
         raise fail("Custom ops in Ember need at least one tensor parameter (their device comes "
                    "from it).")
-    return Schema(tuple(params), _returns(sig, hints, fail))
+    return Schema(tuple(params), *_returns(sig, hints, fail))
 
 
 def _unsupported_hint(hint: Any) -> str:
@@ -202,20 +205,23 @@ def _default_text(value: Any) -> str:
     return str(value)
 
 
-def _returns(sig: inspect.Signature, hints: dict, fail: Callable) -> int | None:
+#: a return annotation -> its schema type (PyTorch's ``SUPPORTED_RETURN_TYPES``)
+_RETURN_TYPES = {Tensor: "Tensor", typing.List[Tensor]: "Tensor[]", list[Tensor]: "Tensor[]",  # noqa: UP006
+                 int: "SymInt", float: "float", bool: "bool", _NUMBER: "Scalar"}
+
+
+def _returns(sig: inspect.Signature, hints: dict, fail: Callable) -> tuple[tuple[str, ...], bool]:
     if sig.return_annotation is inspect.Signature.empty:
         raise fail("No return type annotation was provided. Please add one.")
     ret = hints.get("return")
-    if ret is Tensor:
-        return None
     if ret is None or ret is type(None):
-        return 0
-    if typing.get_origin(ret) is tuple:
-        items = typing.get_args(ret)
-        if items and all(i is Tensor for i in items):
-            return len(items)
-    raise fail(f"Return has unsupported type {ret}. Ember's custom ops return a Tensor, a "
-               "tuple of Tensors (tuple[Tensor, Tensor]) or None.")
+        return (), True
+    tupled = typing.get_origin(ret) is tuple
+    items = typing.get_args(ret) if tupled else (ret,)
+    if not all(i in _RETURN_TYPES for i in items) or (tupled and not items):
+        raise fail(f"Return has unsupported type {ret}. The valid types are: Tensor, "
+                   "list[Tensor], int, float, bool, int | float | bool, a tuple of them, or None.")
+    return tuple(_RETURN_TYPES[i] for i in items), tupled
 
 
 _SCHEMA_TYPE = re.compile(
@@ -273,16 +279,13 @@ def parse_schema(text: str) -> Schema:
             raise fail(f"it returns a view of an input ({item!r}), which Ember's custom ops do "
                        "not support: they return new tensors. Hint: return a fresh Tensor, or "
                        "for an out= op mark the argument Tensor(a!) and return ()")
-        if item.split()[0] == "Tensor[]":
-            raise fail("a 'Tensor[]' return is not supported by Ember's custom ops. Hint: "
-                       "return a tuple of Tensors, (Tensor, Tensor)")
-    if not all(item.split()[0] == "Tensor" and len(item.split()) <= 2 for item in items):
-        raise fail(f"the returns {returns!r} are not supported: a Tensor, a tuple of Tensors "
-                   "or ()")
-    count = len(items) if tupled else None
+    types = tuple({"int": "SymInt"}.get(item.split()[0], item.split()[0]) for item in items)
+    if not all(t in _RETURN_TYPES.values() and len(i.split()) <= 2 for t, i in zip(types, items)):
+        raise fail(f"the returns {returns!r} are not supported: Tensor, Tensor[], SymInt, "
+                   "float, bool, Scalar, a tuple of them, or ()")
     if not any(p.kind != VALUE for p in params):
         raise fail("custom ops in Ember need at least one tensor parameter")
-    return Schema(tuple(params), count)
+    return Schema(tuple(params), types, tupled)
 
 
 def _split_top_level(text: str) -> list[str]:

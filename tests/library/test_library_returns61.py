@@ -1,0 +1,176 @@
+"""sweep61i: custom ops returning what torch 2.13's infer_schema allows besides tensors:
+``list[Tensor]``, ``int``, ``float``, ``bool``, numbers, and tuples mixing them; eager,
+autograd (setup_context and backward see lists; numbers get no gradient), the fake rule,
+ember.jit, vmap and opcheck."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _define_split(lib, T, name, fake=True):
+    @lib.custom_op(f"sweep61::{name}", mutates_args=())
+    def f(x: T.Tensor, n: int) -> list[T.Tensor]:
+        return [c * 3 for c in x.chunk(n)]
+
+    if fake:
+        f.register_fake(lambda x, n: [x.new_empty(x.shape[0] // n) for _ in range(n)])
+    seen = {}
+
+    def setup_context(ctx, inputs, output):
+        seen["output"] = (type(output).__name__, len(output))
+
+    def backward(ctx, grads):
+        seen["grads"] = (type(grads).__name__, [tuple(g.shape) for g in grads])
+        return T.cat(grads) * 3, None
+
+    f.register_autograd(backward, setup_context=setup_context)
+    return f, seen
+
+
+def test_list_of_tensors_return_runs_and_differentiates_as_torch():
+    results = []
+    for lib, T in ((torch.library, torch), (ember.library, ember)):
+        f, seen = _define_split(lib, T, "split")
+        x = T.arange(6.0, dtype=T.float64, requires_grad=True)
+        out = f(x, 3)
+        (out[0].sum() + 2 * out[2].sum()).backward()  # (out[1]'s gradient: zeros)
+        results.append((type(out).__name__, [o.tolist() for o in out], x.grad.tolist(),
+                        seen, str(f._opoverload._schema) if T is torch else f.schema))
+    assert results[1] == results[0]
+    assert results[0][4] == "sweep61::split(Tensor x, SymInt n) -> Tensor[]"
+
+
+def test_list_return_gradient_passes_finite_differences():
+    f, _ = _define_split(ember.library, ember, "split_fd")
+    x = ember.randn(6, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x: tuple(f(x, 2)), (x,))
+    assert ember.library.opcheck(f, (x, 3)) == {
+        "test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
+        "test_faketensor": "SUCCESS", "test_vmap": "SUCCESS", "test_jit": "SUCCESS"}
+
+
+def test_list_return_under_jit_is_one_equation_of_several_values():
+    f, _ = _define_split(ember.library, ember, "split_jit")
+    g = ember.jit.compile(lambda x: [o * 2 for o in f(x, 2)])
+    for n in (4, 6):
+        got = g(ember.arange(float(n)))
+        assert [o.tolist() for o in got] == [[6.0 * i for i in range(k, k + n // 2)]
+                                              for k in (0, n // 2)]
+
+
+def test_list_return_under_vmap_per_sample_and_by_rule():
+    f, _ = _define_split(ember.library, ember, "split_vmap")
+    x = ember.arange(8.0).reshape(2, 4)
+    assert ember.func.vmap(lambda r: f(r, 2)[1])(x).tolist() == [[6.0, 9.0], [18.0, 21.0]]
+    f.register_vmap(lambda info, dims, x, n: (
+        [c * 3 for c in x.movedim(dims[0], 0).chunk(n, dim=1)], 0))
+    out = ember.func.vmap(lambda r: f(r, 2))(x)
+    assert [o.tolist() for o in out] == [[[0.0, 3.0], [12.0, 15.0]], [[6.0, 9.0], [18.0, 21.0]]]
+
+
+def test_list_return_without_fake_rule_runs_eagerly_and_jit_asks_for_one():
+    f, _ = _define_split(ember.library, ember, "split_nofake", fake=False)
+    assert [o.tolist() for o in f(ember.arange(4.0), 2)] == [[0.0, 3.0], [6.0, 9.0]]
+    with pytest.raises(ember.errors.OpError, match="no fake impl registered"):
+        ember.jit.compile(lambda x: f(x, 2)[0] + 1)(ember.arange(4.0))
+
+
+def test_fake_rule_with_another_list_length_is_named():
+    @ember.library.custom_op("sweep61::split_badfake", mutates_args=())
+    def f(x: ember.Tensor) -> list[ember.Tensor]:
+        return [x + 1, x + 2]
+
+    f.register_fake(lambda x: [ember.empty_like(x)])
+    with pytest.raises(ember.library.OpCheckError, match=r"lengths \[1\].*made \[2\]"):
+        ember.library.opcheck(f, (ember.ones(2),), test_utils="test_faketensor")
+
+
+def test_empty_list_and_tuple_of_list_and_tensor_as_torch():
+    results = []
+    for lib, T in ((torch.library, torch), (ember.library, ember)):
+        @lib.custom_op("sweep61::mixed", mutates_args=())
+        def f(x: T.Tensor) -> tuple[list[T.Tensor], T.Tensor]:
+            return [x + 1], x + 2
+
+        @lib.custom_op("sweep61::none_left", mutates_args=())
+        def g(x: T.Tensor) -> list[T.Tensor]:
+            return []
+
+        a, b = f(T.ones(2))
+        results.append((type(a).__name__, [t.tolist() for t in a], b.tolist(), g(T.ones(2))))
+    assert results[1] == results[0]
+
+
+def _define_count(lib, T, name):
+    @lib.custom_op(f"sweep61::{name}", mutates_args=())
+    def f(x: T.Tensor) -> tuple[T.Tensor, int]:
+        return x * 2, int((x > 0).sum())
+
+    seen = {}
+
+    def setup_context(ctx, inputs, output):
+        seen["output"] = type(output[1]).__name__
+
+    def backward(ctx, g, g_count):
+        seen["g_count"] = g_count
+        return g * 2
+
+    f.register_autograd(backward, setup_context=setup_context)
+    return f, seen
+
+
+def test_tensor_and_int_return_the_int_gets_no_gradient_as_torch():
+    results = []
+    for lib, T in ((torch.library, torch), (ember.library, ember)):
+        f, seen = _define_count(lib, T, "count")
+        x = T.tensor([1.0, -1.0, 2.0], dtype=T.float64, requires_grad=True)
+        y, n = f(x)
+        y.sum().backward()
+        results.append((y.tolist(), n, type(n).__name__, x.grad.tolist(), seen))
+    assert results[1] == results[0]
+    assert results[0][2:] == ("int", [2.0, 2.0, 2.0], {"output": "int", "g_count": None})
+
+
+@pytest.mark.parametrize("hint, value, schema", [(int, 3, "SymInt"), (float, 1.5, "float"),
+                                                 (bool, True, "bool")])
+def test_number_returns_as_torch(hint, value, schema):
+    results = []
+    for lib, T in ((torch.library, torch), (ember.library, ember)):
+        @lib.custom_op(f"sweep61::num_{schema}", mutates_args=())
+        def f(x: T.Tensor) -> hint:
+            return hint(x.sum().item())
+
+        out = f(T.full((2,), value / 2 if hint is float else value))
+        results.append((type(out).__name__, out, str(f._opoverload._schema) if T is torch
+                        else f.schema))
+    assert results[1] == results[0]
+    assert results[0][2].endswith(f"-> {schema}")
+
+
+def test_int_return_under_jit_is_refused_clearly_and_bad_values_are_named():
+    f, _ = _define_count(ember.library, ember, "count_jit")
+    f.register_fake(lambda x: (ember.empty_like(x), None))
+    with pytest.raises(ember.errors.OpError, match="returns SymInt computed from its data, "
+                                                   "which ember.jit cannot trace"):
+        ember.jit.compile(lambda x: f(x)[1])(ember.ones(3))
+
+    @ember.library.custom_op("sweep61::bad_int", mutates_args=())
+    def g(x: ember.Tensor) -> int:
+        return 1.5
+
+    with pytest.raises(ember.errors.OpError, match="returned float where the schema has "
+                                                   "SymInt"):
+        g(ember.ones(2))
+
+
+def test_schema_strings_with_list_and_number_returns():
+    op = ember.library.define("sweep61::parts", "(Tensor x, int n) -> (Tensor[] parts, int k)")
+    ember.library.impl("sweep61::parts", "cpu",
+                       lambda x, n: ([p.clone() for p in x.chunk(n)], n))
+    parts, k = op(ember.arange(4.0), 2)
+    assert [p.tolist() for p in parts] == [[0.0, 1.0], [2.0, 3.0]] and k == 2
+    assert op.schema == "sweep61::parts(Tensor x, SymInt n) -> (Tensor[], SymInt)"
+    assert np.array_equal(parts[1].numpy(), [2.0, 3.0])
