@@ -1,5 +1,6 @@
-"""ONNX export of the gamma family, i0 and erfc (no ONNX op: composed in float64), checked in
-onnxruntime against Ember's eager values, poles and infinities included."""
+"""ONNX export of the gamma family, i0, erfc (no ONNX op: composed in float64), gcd and lcm
+(Euclid unrolled), checked in onnxruntime against Ember's eager values, poles and infinities
+included."""
 
 import numpy as np
 import pytest
@@ -53,3 +54,26 @@ def test_erfc_keeps_its_tail():
 def test_erfc_float64_refused_with_hint():
     with pytest.raises(ember.export.ExportError, match="erfc of float64.*Hint"):
         ember.onnx.to_model(ember.erfc, (ember.randn(3, dtype=ember.float64),))
+
+
+@pytest.mark.parametrize("dtype", [ember.int8, ember.int16, ember.int32, ember.int64,
+                                   ember.uint8])
+@pytest.mark.parametrize("fn", [ember.gcd, ember.lcm], ids=["gcd", "lcm"])
+def test_gcd_lcm_match_eager(fn, dtype):
+    info = np.iinfo(dtype.np)
+    rng = np.random.default_rng(1)
+    a = rng.integers(max(info.min, -10**6), min(info.max, 10**6), 200, endpoint=True)
+    b = rng.integers(max(info.min, -10**6), min(info.max, 10**6), 200, endpoint=True)
+    fib = [1, 2]  # Euclid's worst case: consecutive Fibonacci numbers
+    while fib[-1] + fib[-2] <= info.max:
+        fib.append(fib[-1] + fib[-2])
+    a = np.concatenate([a, [0, 0, 7, fib[-1], info.max, 12]])
+    b = np.concatenate([b, [0, 5, 0, fib[-2], info.max - 1, 18]])
+    if fn is ember.lcm:  # (small enough not to wrap)
+        a, b = a % 1000, b % 1000
+    x, y = ember.tensor(a.astype(dtype.np)), ember.tensor(b.astype(dtype.np))
+    proto = ember.onnx.to_model(fn, (x, y))
+    got, = run_onnx(proto, x.numpy(), y.numpy())
+    want, = eager(fn, x, y)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

@@ -1,6 +1,6 @@
 """Special functions without an ONNX op: ``erfinv`` (Giles' polynomials in float64),
 ``logaddexp``/``logaddexp2``, ``hypot``, ``xlogy``, ``logit``, ``sinc``, in eager's stable
-forms; ``isclose`` rounded in its dtype, as eager."""
+forms; ``isclose`` rounded in its dtype, as eager; ``gcd``/``lcm`` by Euclid's steps."""
 
 from __future__ import annotations
 
@@ -180,3 +180,31 @@ def isclose(ctx: Context, eqn: Eqn) -> str | None:
     within = ctx.node("And", [ctx.node("LessOrEqual", [error, bound]),
                               ctx.node("Not", [ctx.node("IsInf", [error])])])
     return ctx.node("Or", [close, within])
+
+
+def _euclid_steps(dtype: DType) -> int:
+    """The most steps Euclid's algorithm takes on ``dtype``'s values: consecutive Fibonacci
+    numbers are its worst case."""
+    largest, a, b, steps = np.iinfo(dtype.np).max, 1, 2, 1
+    while b <= largest:
+        a, b, steps = b, a + b, steps + 1
+    return steps
+
+
+@converter("gcd", "lcm")
+def gcd(ctx: Context, eqn: Eqn) -> str:
+    """``gcd(|a|, |b|)`` by Euclid's steps unrolled (as many as the dtype's worst case), on
+    int64; ``lcm`` is ``|a / gcd · b|`` (0 where gcd is). Wrapping as eager's: the result is
+    cast back to the dtype."""
+    dtype = eqn.outputs[0].dtype
+    a, b = (ctx.node("Abs", [ctx.cast(ctx.value(v), v.dtype, int64)]) for v in eqn.inputs)
+    x, y = a, b
+    zero, one = ctx.scalar(0, int64), ctx.scalar(1, int64)
+    for _ in range(_euclid_steps(dtype) + 1):  # (+1: |min| is one past max)
+        more = ctx.node("Not", [ctx.node("Equal", [y, zero])])
+        rest = ctx.node("Mod", [x, ctx.node("Where", [more, y, one])])
+        x, y = ctx.node("Where", [more, y, x]), ctx.node("Where", [more, rest, zero])
+    if eqn.prim.name == "lcm":
+        safe = ctx.node("Where", [ctx.node("Equal", [x, zero]), one, x])
+        x = ctx.node("Abs", [ctx.node("Mul", [ctx.node("Div", [a, safe]), b])])
+    return ctx.cast(x, int64, dtype)
