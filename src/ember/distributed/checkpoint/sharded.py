@@ -1,6 +1,7 @@
-"""Sharded checkpoints: every rank writes its pieces (safetensors), rank 0 a manifest.
+"""The format of a distributed checkpoint: every rank writes its pieces (safetensors), rank 0
+a manifest.
 
-A checkpoint is a folder ``step_00000042/`` holding ``rank00000.safetensors``, … and
+A checkpoint is a folder (``step_00000042/``) holding ``rank00000.safetensors``, … and
 ``manifest.json``. The manifest lists, for each entry, its global shape and dtype and where
 each piece of its flattened values lies (file, key, flat offset, length). A plain tensor is
 written once, by one of the ranks that hold its name (replicated entries are spread over the
@@ -8,13 +9,9 @@ ranks; a pipeline stage's own weights are written by that stage); a :class:`Shar
 written by every rank that holds a piece. Loading assembles whatever range each rank asks
 for, so a checkpoint saved on 4 ranks loads on 2 (or 1, or 8).
 
-Saving is atomic: the files go to a hidden ``.step_….tmp`` folder that is renamed to its
-final name only after every rank has written and the manifest is in place, so a folder named
-``step_…`` is always complete and :func:`latest` never returns a torn checkpoint.
-
-Example (every rank):
-    >>> path = checkpoint.save(root, {"model": ..., "opt": zero.sharded_state()}, step=10)
-    >>> extra = checkpoint.load(checkpoint.latest(root), template)
+Saving is atomic: the files go to a hidden ``.step_….tmp`` folder beside it that is renamed
+to its final name only after every rank has written and the manifest is in place, so a
+folder with a manifest is always complete and :func:`latest` never returns a torn one.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ember.distributed.process_group import ProcessGroup, resolve
+from ember.distributed.process_group import ProcessGroup
 from ember.errors import CheckpointError
 from ember.io.atomic import atomic_write
 from ember.io.flat_files import load_file, write_tensors
@@ -156,30 +153,43 @@ def _dtensor_entry(name: str, d: Any) -> Tensor | ShardedTensor:
                           "redistribute it to Shard(0) first")
 
 
-def step_dir(root: str | os.PathLike, step: int) -> Path:
-    return Path(root) / f"step_{step:08d}"
+class Alone:
+    """The group of a process that checkpoints on its own (no process group initialized, or
+    ``no_dist=True``, as PyTorch's): rank 0 of 1, with the communicator calls a checkpoint
+    makes."""
+
+    def __init__(self) -> None:
+        self.comm = self
+
+    def rank(self) -> int:
+        return 0
+
+    def size(self) -> int:
+        return 1
+
+    def Barrier(self) -> None:  # noqa: N802 (MPI's names)
+        pass
+
+    def gather(self, value: Any, root: int = 0) -> list:
+        return [value]
+
+    def allgather(self, value: Any) -> list:
+        return [value]
 
 
-def save(
-    root: str | os.PathLike,
-    state: dict,
-    step: int,
-    extra: dict | None = None,
-    group: ProcessGroup | None = None,
-) -> Path:
+def write(final: Path, state: dict, step: int | None, extra: dict | None,
+          g: ProcessGroup | Alone) -> Path:
     """Writes this rank's share of ``state`` (nested dicts of tensors, ShardedTensors and
     ``Replicate`` or ``Shard(0)`` DTensors, as ``fully_shard``'s state dict holds, HSDP's
-    ``(Replicate(), Shard(0))`` too) and,
-    from rank 0, the manifest with ``extra`` (JSON-able); every rank of ``group`` calls it.
-    Returns the checkpoint folder.
+    ``(Replicate(), Shard(0))`` too) into the folder ``final`` and, from rank 0, the manifest
+    with ``step`` and ``extra`` (JSON-able); every rank of ``g`` calls it. Returns ``final``.
     """
-    g = resolve(group, "checkpoint.save")
     flat = _flatten(state)  # (bad entries raise before anything is written)
     rank, size = g.rank(), g.size()
-    final, tmp = step_dir(root, step), Path(root) / f".step_{step:08d}.tmp"
+    tmp = final.parent / f".{final.name}.tmp"
     if rank == 0:
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+        tmp.mkdir(parents=True)  # (a parent folder too: the root of the first step)
     g.comm.Barrier()
     writer = _writers(g, flat)
     mine, pieces = {}, []
@@ -259,7 +269,7 @@ def read_manifest(path: str | os.PathLike) -> dict:
         raise CheckpointError(f"{where}: cannot read the checkpoint manifest ({exc})") from exc
 
 
-def load(path: str | os.PathLike, state: dict) -> dict:
+def read(path: str | os.PathLike, state: dict) -> dict:
     """Fills the tensors of ``state`` (same nesting as saved; ShardedTensors receive their
     ``[start, start + numel)`` range of the saved values, DTensors their local pieces) in
     place, and puts the saved plain values (hyperparameters, step counts) in place of the
