@@ -4,6 +4,7 @@ and reachable as ``ember.ops.<namespace>.<name>``."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -15,6 +16,16 @@ from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import replace_primitive
 
 OPS: dict[str, CustomOpDef] = {}  # "namespace::name" -> its definition
+_DECLARED: set[str] = set()  # the names define() declared (custom_op may not replace them)
+_DEF_LIBRARIES: dict[str, weakref.ref] = {}  # namespace -> its live Library of kind DEF
+
+
+def _taken(name: str) -> RuntimeError:
+    """PyTorch's error for a second definition of an op's name."""
+    return RuntimeError(f"Tried to register an operator ({OPS[name].schema}) with the same name "
+                        "and overload name multiple times. Each overload's schema should only "
+                        "be registered with a single call to def(). Hint: a custom_op may be "
+                        "defined again under its name; a define()d op may not")
 
 
 def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | Iterable[str],
@@ -57,6 +68,8 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
                                     f"{mutates_args}` and `schema={schema}. The schema suggests "
                                     f"that the op mutates {set(parsed.mutated)} which is "
                                     "different from what was provided to us in `mutates_args`.")
+        if name in _DECLARED:
+            raise _taken(name)
         return register(name, func, parsed, device_types)
 
     return make if fn is None else make(fn)
@@ -73,8 +86,17 @@ def define(qualname: str, schema: str, *, lib: Library | None = None,
         >>> _ = ember.library.impl("mylib::twice", "cpu", lambda x: x * 2)
         >>> op(ember.ones(2))
         tensor([2., 2.])
+
+    Defining a name again raises, as in PyTorch (an op a :class:`Library` defined goes with
+    it: when the Library is freed, or by its ``_destroy()``).
     """
-    return register(qualname, None, parse_schema(schema), None)
+    if qualname in OPS:
+        raise _taken(qualname)
+    op = register(qualname, None, parse_schema(schema), None)
+    _DECLARED.add(qualname)
+    if lib is not None:
+        lib._defined.append((qualname, op))
+    return op
 
 
 #: torch's dispatch keys as Ember's device types (None: every device; "Meta": the fake rule)
@@ -126,7 +148,27 @@ class Library:
     def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
         if kind not in ("DEF", "IMPL", "FRAGMENT"):
             raise ArgumentError(f"Unsupported kind: {kind}; expected 'DEF', 'IMPL' or 'FRAGMENT'")
+        if kind == "DEF":
+            other = _DEF_LIBRARIES.get(ns)
+            if other is not None and other() is not None:
+                raise RuntimeError(f"Only a single TORCH_LIBRARY can be used to register the "
+                                   f"namespace {ns}; please put all of your definitions in a "
+                                   "single TORCH_LIBRARY block. Hint: Library(ns, 'FRAGMENT') "
+                                   "may be made many times")
+            _DEF_LIBRARIES[ns] = weakref.ref(self)
         self.ns, self.kind, self.dispatch_key = ns, kind, dispatch_key
+        self._defined: list[tuple[str, CustomOpDef]] = []  # (the ops that go with it)
+        self._finalizer = weakref.finalize(self, _forget_all, self._defined)
+
+    def __repr__(self) -> str:
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})>"
+
+    def _destroy(self) -> None:
+        """Removes the ops this Library defined (as freeing it does; PyTorch's)."""
+        self._finalizer()
+        if self.kind == "DEF" and _DEF_LIBRARIES.get(self.ns) is not None and \
+                _DEF_LIBRARIES[self.ns]() is self:
+            del _DEF_LIBRARIES[self.ns]
 
     def define(self, schema: str, alias_analysis: str = "", *, tags: Sequence[Any] = ()
                ) -> str:
@@ -135,8 +177,10 @@ class Library:
         if self.kind == "IMPL":
             raise RuntimeError(f"define({schema!r}): a Library of kind IMPL only implements "
                                f"ops. Hint: define them in a Library({self.ns!r}, 'FRAGMENT')")
+        if not self._finalizer.alive:
+            raise RuntimeError(f"define({schema!r}): this Library object has been destroyed")
         name, paren, signature = schema.partition("(")
-        define(f"{self.ns}::{name.strip()}", paren + signature)
+        define(f"{self.ns}::{name.strip()}", paren + signature, lib=self)
         return name.strip()
 
     def impl(self, op_name: str, fn: Callable, dispatch_key: str = "", *,
@@ -173,6 +217,28 @@ def register(name: str, func: Callable | None, schema: Schema,
     replace_primitive(op._prim)
     register_batching(op)
     return op
+
+
+def _forget_all(defined: list[tuple[str, CustomOpDef]]) -> None:
+    """Removes the ops of a freed (or destroyed) Library, unless defined again since."""
+    import ember.ops
+
+    for name, op in defined:
+        if OPS.get(name) is not op:
+            continue
+        del OPS[name]
+        _DECLARED.discard(name)
+        namespace, _, op_name = name.partition("::")
+        base, _, overload = op_name.partition(".")
+        space = getattr(ember.ops, namespace)
+        current = getattr(space, base, None)
+        if isinstance(current, OpPacket):
+            current._remove(overload or "default")
+            if not current._overloads:
+                delattr(space, base)
+        elif current is op:
+            delattr(space, base)
+    defined.clear()
 
 
 class OpNamespace:
@@ -239,6 +305,10 @@ class OpPacket:
         order they were defined."""
         self._overloads[name] = op
         self._tried = sorted(self._overloads.values(), key=lambda o: "." in o.qualname)
+
+    def _remove(self, name: str) -> None:
+        self._overloads.pop(name, None)
+        self._tried = [op for op in self._tried if op in self._overloads.values()]
 
     def overloads(self) -> list[str]:
         """The overload names, ``"default"`` for the one without a name."""

@@ -1,0 +1,53 @@
+"""sweep61i: defining an op's name twice, and a Library's ops going with it, as torch 2.13
+(Ember replaced the earlier op silently, and kept a freed Library's ops)."""
+
+import gc
+
+import pytest
+import torch
+
+import ember
+
+
+@pytest.mark.parametrize("lib", [torch.library, ember.library])
+def test_define_an_existing_name_raises_as_torch(lib):
+    ns = f"define61{'t' if lib is torch.library else 'e'}"
+    lib.define(f"{ns}::f", "(Tensor x) -> Tensor")
+    with pytest.raises(RuntimeError, match="with the same name and overload name multiple"):
+        lib.define(f"{ns}::f", "(Tensor x, Tensor y) -> Tensor")
+    with pytest.raises(RuntimeError, match="with the same name and overload name multiple"):
+        lib.custom_op(f"{ns}::f", lambda x: x, mutates_args=(), schema="(Tensor x) -> Tensor")
+
+    @lib.custom_op(f"{ns}::g", mutates_args=())
+    def g(x: (torch if lib is torch.library else ember).Tensor) -> \
+            (torch if lib is torch.library else ember).Tensor:
+        return x + 1
+
+    with pytest.raises(RuntimeError, match="with the same name and overload name multiple"):
+        lib.define(f"{ns}::g", "(Tensor x) -> Tensor")
+    lib.define(f"{ns}::g.Tensor", "(Tensor x, Tensor y) -> Tensor")  # (an overload: a new name)
+
+
+@pytest.mark.parametrize("T", [torch, ember])
+def test_library_kinds_and_lifetime_as_torch(T):
+    ns = f"lib61{T.__name__}"
+
+    def scoped():
+        lib = T.library.Library(ns, "FRAGMENT")
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x * 2, "CPU")
+        return getattr(T.ops, ns).f(T.ones(1)).tolist()
+
+    assert scoped() == scoped() == [2.0]  # (the op goes with its Library: defined again)
+    gc.collect()
+    assert not hasattr(getattr(T.ops, ns), "f")
+    lib = T.library.Library(ns + "d", "DEF")
+    lib.define("g(Tensor x) -> Tensor")
+    with pytest.raises(RuntimeError, match="Only a single TORCH_LIBRARY"):
+        T.library.Library(ns + "d", "DEF")
+    fragment = T.library.Library(ns + "d", "FRAGMENT")
+    with pytest.raises(RuntimeError, match="same name and overload name"):
+        fragment.define("g(Tensor x) -> Tensor")
+    lib._destroy()
+    assert not hasattr(getattr(T.ops, ns + "d"), "g")
+    T.library.Library(ns + "d", "DEF").define("g(Tensor x) -> Tensor")  # (free again)
