@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import pickle
-from collections import OrderedDict, defaultdict, namedtuple
+from collections import Counter, OrderedDict, defaultdict, namedtuple
 
 import pytest
 import torch
@@ -50,3 +50,17 @@ def test_a_container_subclass_keeps_its_class_or_is_refused_as_torch(make):
         assert type(out) is type(obj), lib
         first = out["a"][0] if isinstance(out, dict) else out[0]
         assert first.tolist() == (obj["a"][0] if isinstance(obj, dict) else obj[0]).tolist(), lib
+
+
+def test_a_counter_and_embers_own_sharded_tensor_load_with_weights_only():
+    # torch.load allows collections.Counter by default; a ShardedTensor (a sharded state dict
+    # saved per rank with ember.save, as docs/fsdp.md shows) loads back as one
+    from ember.distributed.checkpoint import ShardedTensor
+
+    counts = Counter("aab")
+    for lib in (torch, ember):
+        out = _round_trip(lib, {"c": counts, "w": lib.ones(1)})["c"]
+        assert type(out) is Counter and out == counts, lib
+    piece = _round_trip(ember, {"p": ShardedTensor(ember.ones(2), (4,), 2)})["p"]
+    assert type(piece) is ShardedTensor and piece.local.tolist() == [1.0, 1.0]
+    assert piece.global_shape == (4,) and piece.start == 2

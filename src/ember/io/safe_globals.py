@@ -4,17 +4,17 @@
 
 Without it, a checkpoint holding a pickled object (a dataclass, a whole module) loads only
 with ``weights_only=False``, which runs whatever code the file names. With it, the pickle may
-name only the listed globals (and ``OrderedDict``, ``set``, ``frozenset``, ``bytearray``,
-``complex``): anything else is refused before any code runs, so a hostile file can call
-nothing but what the user trusted. Such pickles are read from protocol 2 on (what
-``ember.save`` and ``torch.save`` write).
+name only the listed globals (and ``OrderedDict``, ``Counter``, ``set``, ``frozenset``,
+``bytearray``, ``complex``, and Ember's own data classes: :func:`allow_own`): anything else is
+refused before any code runs, so a hostile file can call nothing but what the user trusted.
+Such pickles are read from protocol 2 on (what ``ember.save`` and ``torch.save`` write).
 """
 
 from __future__ import annotations
 
 import pickle
 import reprlib
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from types import SimpleNamespace, TracebackType
 from typing import Any
 
@@ -24,7 +24,8 @@ from ember.tensor import Tensor
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
-_BUILTINS = {("collections", "OrderedDict"): OrderedDict, ("builtins", "set"): set,
+_BUILTINS = {("collections", "OrderedDict"): OrderedDict, ("collections", "Counter"): Counter,
+             ("builtins", "set"): set,
              ("builtins", "frozenset"): frozenset, ("builtins", "bytearray"): bytearray,
              ("builtins", "complex"): complex}
 _ALLOWED: dict[tuple[str, str], Any] = {}  # (module, qualified name) -> the object
@@ -101,6 +102,13 @@ class safe_globals:  # noqa: N801 - torch.serialization's name
                  trace: TracebackType | None) -> None:
         _ALLOWED.clear()
         _ALLOWED.update(self.saved)
+
+
+def allow_own(cls: type) -> None:
+    """Lets every ``ember.load`` rebuild ``cls``, a plain data class of Ember's own (the
+    ``ShardedTensor`` pieces a sharded state dict holds), as ``torch.load`` rebuilds
+    ``torch.Size``; :func:`clear_safe_globals` keeps it."""
+    _BUILTINS[(cls.__module__, cls.__qualname__)] = cls
 
 
 def allowed(module: str, name: str) -> Any | None:

@@ -29,6 +29,7 @@ from ember.distributed.process_group import ProcessGroup
 from ember.errors import CheckpointError
 from ember.io.atomic import atomic_write
 from ember.io.flat_files import load_file, write_tensors
+from ember.io.safe_globals import allow_own
 from ember.tensor import Tensor
 
 MANIFEST = "manifest.json"
@@ -41,6 +42,9 @@ class ShardedTensor(NamedTuple):
     local: Tensor
     global_shape: tuple
     start: int
+
+
+allow_own(ShardedTensor)  # (a sharded state dict saved per rank with ember.save loads back)
 
 
 def _flatten(state: dict) -> dict[str, Any]:
