@@ -62,10 +62,19 @@ def test_refusals_are_clear(tmp_path, small_limit, monkeypatch):
         ember.onnx.export(model, (x,), b"m.onnx", external_data=True)
     with pytest.raises(ember.errors.ArgumentError, match="external_data must be True, False"):
         ember.onnx.export(model, (x,), tmp_path / "m.onnx", external_data="no")
-    monkeypatch.setattr(external, "LIMIT", 1000)  # (one weight over it)
-    with pytest.raises(ember.onnx.ExportError, match=r"the weight '0\.weight' \(0\.00 GiB\) "
-                       r"is over 2 GiB: ember.onnx cannot yet export"):
-        ember.onnx.export(model, (x,), tmp_path / "m.onnx")
+
+
+def test_one_weight_over_the_limit_is_added_in_place_and_written_outside(tmp_path,
+                                                                        monkeypatch):
+    # a weight over protobuf's limit cannot be copied into a graph (the copy serializes it):
+    # it was refused; it is added to the model in place and written to <f>.data
+    monkeypatch.setattr(external, "LIMIT", 1000)  # (every weight over it)
+    model, x = _model(), ember.randn(2, 32)
+    proto = ember.onnx.export(model, (x,), tmp_path / "m.onnx")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "m.onnx.data"]
+    assert {"0.weight", "2.bias"} <= {w.name for w in proto.graph.initializer}
+    np.testing.assert_allclose(_run(tmp_path / "m.onnx", x), model(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_external_data_false_still_writes_a_model_over_the_limit_outside_as_torch(

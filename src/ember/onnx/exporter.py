@@ -525,12 +525,13 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
             weights.append(onnx.numpy_helper.from_array(data.detach().numpy(), ref.label))
         if weights_as_inputs or not export_params:
             inputs.append(value_info(ref.label, ref.var))
-    external.refuse_huge(weights)
+    huge = external.place_huge(weights)
     body = helper.make_graph(ctx.nodes, graph.name, inputs, outputs,
                              initializer=weights + ctx.initializers)
     opsets = [helper.make_opsetid("", ctx.opset)]
     model = helper.make_model(body, opset_imports=opsets, producer_name="ember",
                               ir_version=helper.find_min_ir_version_for(opsets))
+    external.adopt(model, huge)
     try:  # (with type and shape inference: an op given a type it does not take fails here)
         external.check(model)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:

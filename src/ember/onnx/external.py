@@ -33,17 +33,23 @@ def _gib(model: onnx.ModelProto) -> str:
     return f"{sum(len(w.raw_data) for w in model.graph.initializer) / 2**30:.2f} GiB"
 
 
-def refuse_huge(weights: list[onnx.TensorProto]) -> None:
-    """A weight over the limit is refused: Ember builds each weight as one protobuf message,
-    which protobuf cannot copy into the graph (ONNX itself can hold it as external data)."""
-    for w in weights:
-        if len(w.raw_data) > LIMIT:
-            raise ExportError(f"ember.onnx.export: the weight {w.name!r} "
-                              f"({len(w.raw_data) / 2**30:.2f} GiB) is over 2 GiB: ember.onnx "
-                              "cannot yet export one tensor that large (it builds each weight "
-                              "as one protobuf message, bound by protobuf's 2 GiB limit, "
-                              "although ONNX's external data could hold it). Hint: split it "
-                              "into smaller parameters (e.g. an embedding into several tables)")
+def place_huge(weights: list[onnx.TensorProto]) -> list[onnx.TensorProto]:
+    """The weights over the limit, taken out of ``weights``: protobuf cannot copy one into a
+    graph (the copy serializes it), so :func:`adopt` adds them to the model in place."""
+    huge = [w for w in weights if len(w.raw_data) > LIMIT]
+    weights[:] = [w for w in weights if len(w.raw_data) <= LIMIT]
+    return huge
+
+
+def adopt(model: onnx.ModelProto, huge: list[onnx.TensorProto]) -> None:
+    """Adds the weights over the limit to ``model``'s initializers in place (field by field:
+    no copy of the message); they are written as external data, as the model is over the
+    limit then."""
+    for w in huge:
+        placed = model.graph.initializer.add()
+        placed.name, placed.data_type = w.name, w.data_type
+        placed.dims.extend(w.dims)
+        placed.raw_data = w.raw_data
 
 
 def check(model: onnx.ModelProto) -> None:
