@@ -76,19 +76,17 @@ def rounds_once(*xs: Tensor, lowers: bool = True) -> Any:
     GEMM result before rounding: the tensors' common half dtype, or under autocast (for an
     op on its lower-precision list, ``lowers``) autocast's; None otherwise (float32, float64:
     the plain path, one dtype check)."""
-    dt = getattr(xs[0], "dtype", None)
-    if not DISPATCH.casting:
-        if dt not in HALF:  # (float32, float64: the common case, one lookup)
-            return None
-        if any(not isinstance(x, Tensor) or x.dtype is not dt for x in xs):
-            return None
-    else:
-        if not lowers or not all(isinstance(x, Tensor) for x in xs) or \
-                not autocast_mix(*(x.dtype for x in xs)):
+    if not all(isinstance(x, Tensor) for x in xs):
+        return None
+    dt = xs[0].dtype
+    if DISPATCH.casting:
+        if not lowers or not autocast_mix(*(x.dtype for x in xs)):
             return None
         dt = AUTOCAST_DTYPE["autocast"]()
-        if dt not in HALF:
-            return None
+    elif any(x.dtype is not dt for x in xs):
+        return None
+    if dt not in HALF:
+        return None
     computes = gemm_dtype(xs[0]) if xs[0].dtype is dt else compute_dtype(xs[0].device, dt, "gemm")
     return dt if computes is dtypes.float32 else None
 

@@ -4,7 +4,6 @@ composites of ``matmul`` and ``einsum``."""
 from __future__ import annotations
 
 from ember.errors import DTypeError, ShapeError
-from ember.ops.convert import HALF
 from ember.ops.forwarding import check_layer_operands
 from ember.ops.linalg import einsum
 from ember.ops.linalg_scaled import in_float32, rounds_once
@@ -42,8 +41,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     # bfloat16/float16: the bias added to the float32 product, rounded once, where PyTorch's
     # linear is one addmm (a matrix input, or a contiguous one with a 1-D bias); else
     # (matmul, then the bias added) each rounded, as PyTorch's
-    half = rounds_once(input, weight, bias) if bias is not None and (
-        input.dtype in HALF or DISPATCH.casting) else None  # (float32: two cheap tests)
+    half = None if bias is None else rounds_once(input, weight, bias)
     if half is not None and (input.ndim == 2 or (bias.ndim == 1 and input.is_contiguous())):
         return in_float32(half, _affine, input, weight, bias)
     return _affine(input, weight, bias)
