@@ -141,24 +141,9 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
     if b != b2 or m != m2:
         raise ShapeError(f"addbmm: batch1 {tuple(batch1.shape)} and batch2 "
                          f"{tuple(batch2.shape)} need equal batch sizes and inner sizes")
-    half = rounds_once(batch1, batch2, input) if b else None
-    if half is not None:
-        return in_float32(half, lambda i, x, y: _added_in_turn(half, i, bmm(x, y), beta, alpha),
-                          input, batch1, batch2)
     # the batch sum is one GEMM over the batch and inner dims together: (n, b·m) @ (b·m, p)
     summed = mm(reshape(transpose(batch1, 0, 1), (n, b * m)), reshape(batch2, (b * m, p)))
     return scaled_sum("addbmm", input, summed, beta, alpha)
-
-
-def _added_in_turn(half: Any, input: Tensor, products: Tensor, beta: float,
-                   alpha: float) -> Tensor:
-    """addbmm's sum for bfloat16/float16, as PyTorch's: the float32 ``products`` added to the
-    result one at a time, the result rounded to ``half`` after each (the first with
-    ``beta * input``)."""
-    total = scaled_sum("addbmm", input, products[0], beta, alpha)
-    for k in range(1, products.shape[0]):
-        total = cast(cast(total, half), dtypes.float32) + products[k] * alpha
-    return total
 
 
 @method()
