@@ -4,21 +4,18 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ember import dtypes
-from ember.backend import compute_dtype
 from ember.errors import ArgumentError, DTypeError, ShapeError, dtype_name
 from ember.ops.broadcast import broadcast_shapes
-from ember.ops.convert import AUTOCAST_DTYPE, HALF, autocast_mix, cast, promote
+from ember.ops.convert import cast, promote
 from ember.ops.creation import zeros_like
 from ember.ops.inplace import bind_inplace
-from ember.ops.linalg import _expect_ndim, bmm, gemm_dtype, mm, mv, outer
-from ember.ops.primitive import DISPATCH, not_casting
+from ember.ops.linalg import _expect_ndim, bmm, mm, mv, outer
+from ember.ops.primitive import DISPATCH
 from ember.ops.select import zero_grad_from
 from ember.ops.shape import reshape, transpose
 from ember.tensor import Tensor, method
@@ -70,37 +67,6 @@ def scaled_sum(op: str, input: Tensor, product: Tensor, beta: float, alpha: floa
     return product + (input if beta == 1 else input * beta)
 
 
-def rounds_once(*xs: Tensor, lowers: bool = True) -> Any:
-    """The bfloat16/float16 dtype a product of ``xs`` plus a bias is rounded to once, as
-    PyTorch's CPU kernels add the bias (and scale by ``beta``/``alpha``) to the float32
-    GEMM result before rounding: the tensors' common half dtype, or under autocast (for an
-    op on its lower-precision list, ``lowers``) autocast's; None otherwise (float32, float64:
-    the plain path, one dtype check)."""
-    if not all(isinstance(x, Tensor) for x in xs):
-        return None
-    dt = xs[0].dtype
-    if DISPATCH.casting:
-        if not lowers or not autocast_mix(*(x.dtype for x in xs)):
-            return None
-        dt = AUTOCAST_DTYPE["autocast"]()
-    elif any(x.dtype is not dt for x in xs):
-        return None
-    if dt not in HALF:
-        return None
-    computes = gemm_dtype(xs[0]) if xs[0].dtype is dt else compute_dtype(xs[0].device, dt, "gemm")
-    return dt if computes is dtypes.float32 else None
-
-
-def in_float32(half: Any, fn: Callable[..., Tensor], *xs: Tensor) -> Tensor:
-    """``fn(*xs)`` computed in float32 on ``xs`` rounded to ``half`` (autocast's casts), with
-    autocast off, and its result rounded to ``half`` once (gradients flow through the casts,
-    each rounded as the half op's)."""
-    def body() -> Tensor:
-        up = [cast(x if x.dtype is half else cast(x, half), dtypes.float32) for x in xs]
-        return cast(fn(*up), half)
-    return not_casting(body)
-
-
 @method()
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
           alpha: float = 1) -> Tensor:
@@ -110,7 +76,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
         >>> ember.addmm(ember.zeros(3), ember.ones(2, 4), ember.ones(4, 3)).shape
         ember.Size([2, 3])
     """
-    return _scaled("addmm", mm, input, mat1, mat2, beta, alpha)
+    return scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 @method()
@@ -122,7 +88,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
         >>> ember.baddbmm(ember.zeros(1, 3), ember.ones(2, 2, 4), ember.ones(2, 4, 3)).shape
         ember.Size([2, 2, 3])
     """
-    return _scaled("baddbmm", bmm, input, batch1, batch2, beta, alpha)
+    return scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
 @method()
@@ -155,26 +121,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
         >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3))
         tensor([4., 4.])
     """
-    # (PyTorch's half gemv rounds beta * input on its own first, and alpha and beta to the
-    # dtype: the one rounding matches it where beta is 0 or a power of two, which scales
-    # exactly, and alpha is exact in the dtype; a one-column matrix's product is rounded first)
-    exact = getattr(mat, "dtype", None) in HALF and mat.ndim == 2 and mat.shape[1] != 1 and \
-        isinstance(alpha, (int, float)) and \
-        isinstance(beta, (int, float)) and (beta == 0 or math.frexp(beta)[0] == 0.5) and \
-        float(np.array(alpha, mat.dtype.np)) == alpha
-    return _scaled("addmv", mv, input, mat, vec, beta, alpha, lowers=False, fuses=exact)
-
-
-def _scaled(op: str, product: Callable[[Tensor, Tensor], Tensor], input: Tensor, a: Tensor,
-            b: Tensor, beta: float, alpha: float, lowers: bool = True,
-            fuses: bool = True) -> Tensor:
-    """``beta * input + alpha * product(a, b)``; for bfloat16/float16 all in float32 and
-    rounded once, as PyTorch's (see :func:`rounds_once`)."""
-    half = rounds_once(a, b, input, lowers=lowers) if fuses else None
-    if half is not None:
-        return in_float32(half, lambda i, x, y: scaled_sum(op, i, product(x, y), beta, alpha),
-                          input, a, b)
-    return scaled_sum(op, input, product(a, b), beta, alpha)
+    return scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
 @method()

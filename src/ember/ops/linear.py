@@ -6,7 +6,6 @@ from __future__ import annotations
 from ember.errors import DTypeError, ShapeError
 from ember.ops.forwarding import check_layer_operands
 from ember.ops.linalg import einsum
-from ember.ops.linalg_scaled import in_float32, rounds_once
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
@@ -38,17 +37,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and bias.dtype is not input.dtype and not DISPATCH.casting:
         raise DTypeError(f"linear: input is {input.dtype.name} but bias is "
                          f"{bias.dtype.name}; they must match, as in PyTorch")
-    # bfloat16/float16: the bias added to the float32 product, rounded once, where PyTorch's
-    # linear is one addmm (a matrix input, or a contiguous one with a 1-D bias); else
-    # (matmul, then the bias added) each rounded, as PyTorch's
-    half = None if bias is None else rounds_once(input, weight, bias)
-    if half is not None and (input.ndim == 2 or (bias.ndim == 1 and input.is_contiguous())):
-        return in_float32(half, _affine, input, weight, bias)
-    return _affine(input, weight, bias)
-
-
-def _affine(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    """``input @ weight.T + bias`` of checked operands."""
     if input.ndim > 2 and weight.ndim == 2:
         # (…, in) as one (rows, in) matrix: one GEMM, and the weight gradient one GEMM too,
         # not a batch of them summed over the leading dims
