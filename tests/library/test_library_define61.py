@@ -51,3 +51,19 @@ def test_library_kinds_and_lifetime_as_torch(T):
     lib._destroy()
     assert not hasattr(getattr(T.ops, ns + "d"), "g")
     T.library.Library(ns + "d", "DEF").define("g(Tensor x) -> Tensor")  # (free again)
+
+
+@pytest.mark.parametrize("T", [torch, ember])
+def test_impl_default_key_and_legacy_library_form_as_torch(T):
+    # Ember refused "default" (torch's every-device key) and impl(lib, name, key)
+    ns = f"impl61{T.__name__}"
+    T.library.define(f"{ns}::f", "(Tensor x) -> Tensor")
+    op = getattr(T.ops, ns).f
+    T.library.impl(f"{ns}::f", "default", lambda x: x * 5)
+    results = [op(T.ones(1)).tolist()]
+    lib = T.library.Library(ns, "IMPL")
+    T.library.impl(lib, "f", "CPU")(lambda x: x * 7)
+    results.append(op(T.ones(1)).tolist())
+    T.library.impl(f"{ns}::f", ["cpu", "default"], lambda x: x * 8)  # (each key gets it)
+    results.append(op(T.ones(1)).tolist())
+    assert results == [[5.0], [7.0], [8.0]]

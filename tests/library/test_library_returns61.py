@@ -174,3 +174,30 @@ def test_schema_strings_with_list_and_number_returns():
     assert [p.tolist() for p in parts] == [[0.0, 1.0], [2.0, 3.0]] and k == 2
     assert op.schema == "sweep61::parts(Tensor x, SymInt n) -> (Tensor[], SymInt)"
     assert np.array_equal(parts[1].numpy(), [2.0, 3.0])
+
+
+def test_list_return_composes_with_grad_jit_vmap_and_second_derivatives():
+    @ember.library.custom_op("sweep61::square_parts", mutates_args=())
+    def f(x: ember.Tensor, n: int) -> list[ember.Tensor]:
+        return [c * c for c in x.chunk(n)]
+
+    f.register_fake(lambda x, n: [x.new_empty(x.shape[0] // n) for _ in range(n)])
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grads):
+        x, = ctx.saved_tensors
+        return ember.cat(grads) * 2 * x, None
+
+    f.register_autograd(backward, setup_context=setup_context)
+
+    def loss(x):
+        return sum((o * (i + 1)).sum() for i, o in enumerate(f(x, 2)))
+
+    x = ember.arange(4.0, dtype=ember.float64)
+    want = [0.0, 2.0, 8.0, 12.0]
+    assert ember.func.grad(loss)(x).tolist() == want
+    assert ember.jit.compile(ember.func.grad(loss))(x).tolist() == want
+    assert ember.func.vmap(ember.func.grad(loss))(ember.stack([x, x])).tolist() == [want] * 2
+    assert ember.autograd.gradgradcheck(lambda x: tuple(f(x, 2)), (x.requires_grad_(),))

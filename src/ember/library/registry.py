@@ -102,16 +102,20 @@ def define(qualname: str, schema: str, *, lib: Library | None = None,
 #: torch's dispatch keys as Ember's device types (None: every device; "Meta": the fake rule)
 _DISPATCH_KEYS = {"cpu": "cpu", "cuda": "cuda", "CPU": "cpu", "CUDA": "cuda", "": None,
                   "CompositeExplicitAutograd": None, "CompositeImplicitAutograd": None,
-                  "Meta": "Meta"}
+                  "Meta": "Meta", "default": None}
 
 
-def impl(qualname: str | CustomOpDef, types: str | Sequence[str],
-         func: Callable | None = None, /, *, lib: Library | None = None) -> Callable:
+def impl(qualname: str | CustomOpDef | Library, types: str | Sequence[str],
+         func: Callable | str | None = None, /, *, lib: Library | None = None) -> Callable:
     """Registers ``func`` as the implementation of an op for device types or dispatch keys
-    (``"cpu"``, ``"CUDA"``, ``"CompositeExplicitAutograd"`` for every device, ``"Meta"`` for
-    its fake rule), as ``torch.library.impl``; usable as a decorator. The function runs on
-    plain tensors, as a custom op's, so autograd needs ``register_autograd`` (even for
-    ``"CompositeImplicitAutograd"``). ``lib`` is accepted for torch's signature."""
+    (``"cpu"``, ``"CUDA"``, ``"default"`` or ``"CompositeExplicitAutograd"`` for every
+    device, ``"Meta"`` for its fake rule), as ``torch.library.impl``; usable as a decorator.
+    The function runs on plain tensors, as a custom op's, so autograd needs
+    ``register_autograd`` (even for ``"CompositeImplicitAutograd"``). ``lib`` is accepted for
+    torch's signature; torch's older form ``impl(lib, "name", "CPU")`` is a decorator too."""
+    if isinstance(qualname, Library):  # (torch's legacy impl(lib, name, dispatch_key))
+        library, name, key = qualname, types, func or ""
+        return lambda fn: (library.impl(name, fn, key), fn)[1]
     op = lookup(qualname)
     keys = (types,) if isinstance(types, str) else tuple(types)
     unknown = [k for k in keys if k not in _DISPATCH_KEYS]
@@ -124,8 +128,10 @@ def impl(qualname: str | CustomOpDef, types: str | Sequence[str],
     def register(fn: Callable) -> Callable:
         if "Meta" in keys:
             op.register_fake(fn)
-        if devices:
-            op.register_kernel(None if None in devices else devices, fn)
+        if any(devices):  # (each key its own: a "cpu" kernel beside a "default" one)
+            op.register_kernel([d for d in devices if d], fn)
+        if None in devices:
+            op.register_kernel(None, fn)
         return fn
 
     return register if func is None else register(func)
