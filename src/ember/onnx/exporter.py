@@ -68,7 +68,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
                                            "calls with output sizes that depend on values")) \
                 from None
         _unshare_constants(graph)
-        out_names = _names(output_names, len(graph.outputs), None, "output")
+        out_names = _output_names(output_names, graph, capture.compiled.last.out_consts)
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
         second = third = None
         probe = None
@@ -180,6 +180,15 @@ def _names(given: Sequence[str] | None, count: int, default: list[str] | None,
     if len(set(given)) != len(given):
         raise ArgumentError(f"ember.onnx.export: {prefix}_names repeat a name: {given}")
     return given + [f"{prefix}_{i}" for i in range(len(given), count)]  # (torch's rule)
+
+
+def _output_names(given: Sequence[str] | None, graph: Graph, consts: list) -> list:
+    """The name of each of the graph's outputs; None for an output that is None, which is
+    left out of the model (as torch.onnx leaves it out)."""
+    dropped = [var is None and i < len(consts) and consts[i] is None
+               for i, var in enumerate(graph.outputs)]
+    names = iter(_names(given, dropped.count(False), None, "output"))
+    return [None if drop else next(names) for drop in dropped]
 
 
 def _check_distinct(in_names: list[str], out_names: list[str], weights: list[str]) -> None:
@@ -512,6 +521,8 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
     inputs = [value_info(n, v) for v, n in zip(graph.inputs, in_names)]
     outputs = []
     for var, name in zip(graph.outputs, out_names):
+        if name is None:  # (a None output)
+            continue
         if var is None:
             raise ExportError(f"ember.onnx.export: output {name} is not a tensor")
         ctx.nodes.append(helper.make_node("Identity", [ctx.value(var)], [name],
