@@ -10,7 +10,7 @@ import ember
 from tests.library.ops_for_tests import define_sin
 
 MODULES = ["ember.library", "ember.library.registry", "ember.library.schema",
-           "ember.library.opcheck"]
+           "ember.library.opcheck", "ember.library.fake_context"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -13,12 +13,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember.library.custom_op import CustomOpDef
+from ember.library.fake_context import get_ctx
 from ember.library.opcheck import OpCheckError, opcheck
 from ember.library.registry import Library, custom_op, define, impl, lookup
 from ember.library.schema import infer_schema
 
-__all__ = ["CustomOpDef", "Library", "OpCheckError", "custom_op", "define", "impl", "infer_schema",
-           "opcheck", "register_autograd", "register_fake", "register_kernel", "register_vmap"]
+__all__ = ["CustomOpDef", "Library", "OpCheckError", "custom_op", "define", "get_ctx", "impl",
+           "infer_schema", "opcheck", "register_autograd", "register_fake", "register_kernel",
+           "register_vmap"]
 
 
 def register_fake(op: str | CustomOpDef, func: Callable | None = None, /, *,

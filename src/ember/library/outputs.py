@@ -101,21 +101,21 @@ def structure(qualname: str, returns: tuple[str, ...], tupled: bool, flat: Any,
             items.append(next(it))
         else:
             v = next(it)
-            items.append(None if numbers_as == "none" else _python(qualname, type_, v))
+            items.append(None if numbers_as == "none" else _python(type_, v))
     if not returns:
         return None
     return tuple(items) if tupled else items[0]
 
 
-def _python(qualname: str, type_: str, v: Tensor) -> Any:
+def _python(type_: str, v: Tensor) -> Any:
+    """A returned number as its Python type; under a transform that cannot read it (ember.jit
+    tracing: its value is known only when the op runs) the 0-d tensor itself, which computes
+    on as PyTorch's SymInt does and raises the transform's error where a Python number is
+    needed (``range(n)``, ``if n:``)."""
     try:
         value = v.item()
-    except EmberError as exc:
-        raise OpError(f"{qualname} returns {type_} computed from its data, which ember.jit "
-                      "cannot trace (its value is unknown until the op runs; PyTorch's "
-                      "torch.compile needs a fake impl returning ctx.new_dynamic_size()). "
-                      "Hint: return it as a Tensor, or call the op outside the compiled "
-                      f"function ({exc})") from None
+    except EmberError:
+        return v
     python = _NUMBERS[type_][1]
     return value if python is None else python(value)
 
