@@ -232,3 +232,18 @@ def test_new_dynamic_size_as_a_shape_is_refused_clearly():
     assert f(ember.tensor([1.0, -1.0, 2.0])).tolist() == [1.0, 2.0]
     with pytest.raises(ember.errors.OpError, match="new_dynamic_size.. for a size"):
         ember.jit.compile(lambda x: f(x) * 2)(ember.ones(3))
+
+
+def test_empty_tuple_return_annotation_means_nothing_as_torch():
+    # Ember refused tuple[()] ("Return has unsupported type"), torch reads it as "-> ()"
+    def f(x: ember.Tensor) -> tuple[()]:
+        x.add_(1)
+
+    def g(x: torch.Tensor) -> tuple[()]:
+        x.add_(1)
+
+    assert ember.library.infer_schema(f, mutates_args=("x",)) == \
+        torch.library.infer_schema(g, mutates_args=("x",)) == "(Tensor(a0!) x) -> ()"
+    op = ember.library.custom_op("sweep61::bump", f, mutates_args=("x",))
+    t = ember.ones(2)
+    assert op(t) is None and t.tolist() == [2.0, 2.0]

@@ -218,7 +218,7 @@ def _returns(sig: inspect.Signature, hints: dict, fail: Callable) -> tuple[tuple
         return (), True
     tupled = typing.get_origin(ret) is tuple
     items = typing.get_args(ret) if tupled else (ret,)
-    if not all(i in _RETURN_TYPES for i in items) or (tupled and not items):
+    if not all(i in _RETURN_TYPES for i in items):  # (tuple[()]: nothing, as None)
         raise fail(f"Return has unsupported type {ret}. The valid types are: Tensor, "
                    "list[Tensor], int, float, bool, int | float | bool, a tuple of them, or None.")
     return tuple(_RETURN_TYPES[i] for i in items), tupled
