@@ -47,11 +47,40 @@ def test_embedding_bag_with_offsets():
                                           ember.tensor([0, 3, 3, 6]))])
 
 
-def test_boundaries_of_a_dynamic_length_are_refused():
-    with pytest.raises(ExportError, match="searchsorted with boundaries of a dynamic length"):
-        ember.onnx.to_model(lambda s, v: ember.searchsorted(s, v),
-                            (ember.tensor([1.0, 2.0, 3.0]), ember.tensor([2.5])),
-                            input_names=["s", "v"], dynamic_axes={"s": {0: "n"}})
+def test_boundaries_of_a_dynamic_length():
+    # (refused before: the search took the traced length's steps; now 31, from the shape)
+    rng = np.random.default_rng(0)
+    feeds = []
+    for n in (3, 1, 2, 17, 1000):
+        seq = np.sort(rng.integers(-50, 50, n).astype(np.float32))
+        feeds.append((ember.tensor(seq), ember.tensor(rng.uniform(-60, 60, 40)
+                                                       .astype(np.float32))))
+    check_feeds(lambda s, v: ember.searchsorted(s, v, right=True), feeds,
+                dynamic={0: {0: "n"}, 1: {0: "m"}})
+
+
+@pytest.mark.parametrize("mode, weighted", [("sum", False), ("sum", True), ("mean", False)])
+def test_embedding_bag_with_a_dynamic_number_of_bags(mode, weighted):
+    ember.manual_seed(0)
+    bag = nn.EmbeddingBag(10, 3, mode=mode).eval()
+    fn = (lambda i, o, w: bag(i, o, per_sample_weights=w)) if weighted else \
+        (lambda i, o: bag(i, o))
+    feeds = [(ember.tensor(i), ember.tensor(o)) for i, o in [
+        ([1, 2, 4, 5, 4, 3, 2, 9], [0, 2, 5]), ([3, 3, 0, 7, 1], [0, 0, 4]),
+        ([1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1], [0, 1, 2, 3, 3, 10])]]
+    if weighted:
+        feeds = [(i, o, ember.rand(len(i))) for i, o in feeds]
+    dynamic = {0: {0: "n"}, 1: {0: "bags"}, 2: {0: "n"}}
+    check_feeds(fn, feeds, dynamic={k: v for k, v in dynamic.items() if k < len(feeds[0])})
+
+
+@pytest.mark.parametrize("mode, last", [("sum", True), ("max", False)])
+def test_embedding_bag_forms_a_dynamic_number_of_bags_cannot_follow_are_refused(mode, last):
+    bag = nn.EmbeddingBag(10, 3, mode=mode, include_last_offset=last).eval()
+    offsets = ember.tensor([0, 2, 5, 8] if last else [0, 2, 5])
+    with pytest.raises(ExportError, match="dynamic"):
+        ember.onnx.to_model(lambda i, o: bag(i, o), (ember.arange(8), offsets),
+                            input_names=["i", "o"], dynamic_axes={"o": {0: "bags"}})
 
 
 @pytest.mark.parametrize("right", [False, True])

@@ -48,13 +48,16 @@ def topk(ctx: Context, eqn: Eqn) -> str:
 def searchsorted(ctx: Context, eqn: Eqn) -> str | None:
     """Eager's binary search unrolled: ``n.bit_length()`` steps of Gather (GatherElements for
     rows of boundaries) and Where on the ``[start, end)`` of each value, so NaN and unsorted
-    boundaries give what Ember gives. The boundaries' length is fixed at export."""
+    boundaries give what Ember gives. Boundaries of a dynamic length (an EmbeddingBag's
+    offsets) take their length from the run-time shape and 31 steps (any length below
+    2**31)."""
     seq, vals, *sorter = eqn.inputs
     n = seq.shape[-1]
     if len(seq.shape) - 1 in ctx.dynamic_dims(seq):
-        return ctx.refuse("searchsorted with boundaries of a dynamic length: the exported "
-                          "binary search takes a fixed number of steps (log2 of the length "
-                          "traced). Hint: make the boundaries' last axis static")
+        steps = max(n.bit_length(), 31)
+        length = ctx.node("Squeeze", [ctx.node("Shape", [ctx.value(seq)], start=-1)])
+    else:
+        steps, length = n.bit_length(), ctx.scalar(n, int64)
     rows = len(seq.shape) > 1
 
     def read(table: str, at: str) -> str:
@@ -66,10 +69,11 @@ def searchsorted(ctx: Context, eqn: Eqn) -> str | None:
                 for a in (seq, vals))
     start = ctx.node("ConstantOfShape", [ctx.node("Shape", [v])],
                      value=onnx_helper.make_tensor("v", TensorProto.INT64, [1], [0]))
-    end = ctx.node("Add", [start, ctx.scalar(n, int64)])
+    end = ctx.node("Add", [start, length])
     stays = "Greater" if eqn.params["right"] else "GreaterOrEqual"
-    one, last = ctx.scalar(1, int64), ctx.scalar(n - 1, int64)
-    for _ in range(n.bit_length()):
+    one = ctx.scalar(1, int64)
+    last = ctx.node("Sub", [length, one])
+    for _ in range(steps):
         mid = ctx.node("Add", [start, ctx.node("Div", [ctx.node("Sub", [end, start]),
                                                        ctx.scalar(2, int64)])])
         pos = ctx.node("Min", [mid, last])
