@@ -247,3 +247,11 @@ def test_empty_tuple_return_annotation_means_nothing_as_torch():
     op = ember.library.custom_op("sweep61::bump", f, mutates_args=("x",))
     t = ember.ones(2)
     assert op(t) is None and t.tolist() == [2.0, 2.0]
+
+
+def test_vmap_of_a_list_return_without_fake_rule_names_the_fix():
+    # (torch: "Batching rule not implemented for ...")
+    f, _ = _define_split(ember.library, ember, "split_vmap_nofake", fake=False)
+    with pytest.raises(ember.errors.OpError, match="vmap of an op returning list.Tensor. need "
+                                                   "them.*register_fake"):
+        ember.func.vmap(lambda r: f(r, 2)[0])(ember.ones(2, 4))

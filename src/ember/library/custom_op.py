@@ -467,9 +467,9 @@ class CustomOpDef:
             return (mutated[0] if len(mutated) == 1 else tuple(mutated)), ()  # no fake needed)
         if self._fake is None:
             raise OpError(f"{self.qualname}: there is no fake impl registered, so its output "
-                          "shapes are unknown without running it (ember.jit, opcheck and the "
-                          f"meta device need them). Hint: use {self._name}.register_fake to "
-                          "add one")
+                          "shapes are unknown without running it (ember.jit, opcheck, the "
+                          "meta device, and vmap of an op returning list[Tensor] need them). "
+                          f"Hint: use {self._name}.register_fake to add one")
         cpu = get_device("cpu")
         fakes = [_wrap(np.broadcast_to(np.zeros((), s.dtype.np), s.shape), cpu) for s in specs]
         pos, kw = self.call_kwargs(self.join(fakes, layout))
