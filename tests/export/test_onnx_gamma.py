@@ -46,14 +46,10 @@ def test_lgamma_zeros_are_exact():
     assert not np.signbit(got).any() and (got == 0).all()
 
 
-def test_erfc_keeps_its_tail():
-    x = points(ember.float32)
-    check(ember.erfc, x, rtol=3e-7, atol=0)   # erfc(9) = 4e-37: 1 - erf would give 0
-
-
-def test_erfc_float64_refused_with_hint():
-    with pytest.raises(ember.export.ExportError, match="erfc of float64.*Hint"):
-        ember.onnx.to_model(ember.erfc, (ember.randn(3, dtype=ember.float64),))
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_erfc_keeps_its_tail(dtype):
+    x = points(dtype)   # erfc(9) = 4e-37: 1 - erf would give 0
+    check(ember.erfc, x, rtol=2e-7 if dtype is ember.float32 else 1e-13, atol=0)
 
 
 @pytest.mark.parametrize("dtype", [ember.int8, ember.int16, ember.int32, ember.int64,

@@ -167,29 +167,32 @@ def i0(ctx: Context, eqn: Eqn) -> str:
                                              out]))
 
 
-# erfc(z) = t·exp(-z² + P(t)), t = 1 / (1 + z/2), z >= 0: the Chebyshev fit of Numerical
-# Recipes (erfcc), to 1.2e-7 relative for every z
-_ERFC_FIT = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
-             -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+# erf(z) = 2/√π e^(-z²) Σ (2z²)^n z / (2n+1)!! (positive terms: no cancellation), for z < 2
+_ERF_SERIES = tuple(1.0 / math.prod(range(1, 2 * n + 2, 2)) for n in range(45))
+_ERFC_DEPTH = 60  # the continued fraction's depth from 2 on (eager's from 2 to 4)
 
 
 @converter("erfc")
-def erfc(ctx: Context, eqn: Eqn) -> str | None:
-    """``1 - erf(x)`` without its cancellation: a fit of ``log(erfc(z) / t)`` (to 1.2e-7
-    relative, float32's precision, down to erfc's underflow) and ``2 - erfc(-x)`` below 0.
-    float64 is refused: the fit is float32's precision."""
-    src = eqn.inputs[0]
-    if src.dtype.itemsize >= 8:
-        return ctx.refuse(f"erfc of {src.dtype.name}: exported as a fit good to 1.2e-7 "
-                          "(float32's precision); float64's would need erf in float64, "
-                          "which onnxruntime has no kernel for. Hint: compute erfc in "
-                          "float32")
+def erfc(ctx: Context, eqn: Eqn) -> str:
+    """``1 - erf(x)`` in float64 without its cancellation: ``1 - erf(z)`` by erf's series
+    of positive terms below 2, the continued fraction ``e^(-z²) / (√π (z + (1/2) / (z +
+    1 / (z + ...))))`` from 2 on, ``2 - erfc(-x)`` below 0."""
     x = _f64(ctx, eqn)
     z = ctx.node("Abs", [x])
-    t = ctx.node("Div", [_c(ctx, 1.0), ctx.node("Add", [_c(ctx, 1.0), ctx.node(
-        "Mul", [z, _c(ctx, 0.5)])])])
-    exponent = ctx.node("Sub", [_horner(ctx, _ERFC_FIT[::-1], t), ctx.node("Mul", [z, z])])
-    value = ctx.node("Mul", [t, ctx.node("Exp", [exponent])])
+    near = ctx.node("Min", [z, _c(ctx, 2.0)])
+    series = _horner(ctx, _ERF_SERIES[::-1], ctx.node("Mul", [ctx.node("Mul", [near, near]),
+                                                           _c(ctx, 2.0)]))
+    gauss = ctx.node("Exp", [ctx.node("Neg", [ctx.node("Mul", [near, near])])])
+    erf = ctx.node("Mul", [ctx.node("Mul", [series, near]), ctx.node(
+        "Mul", [gauss, _c(ctx, 2 / math.sqrt(math.pi))])])
+    far = ctx.node("Max", [z, _c(ctx, 2.0)])
+    fraction = far
+    for k in range(_ERFC_DEPTH, 0, -1):
+        fraction = ctx.node("Add", [far, ctx.node("Div", [_c(ctx, k / 2), fraction])])
+    tail = ctx.node("Div", [ctx.node("Exp", [ctx.node("Neg", [ctx.node("Mul", [far, far])])]),
+                            ctx.node("Mul", [fraction, _c(ctx, math.sqrt(math.pi))])])
+    value = ctx.node("Where", [ctx.node("Less", [z, _c(ctx, 2.0)]),
+                               ctx.node("Sub", [_c(ctx, 1.0), erf]), tail])
     out = ctx.node("Where", [ctx.node("Less", [x, _c(ctx, 0.0)]),
                              ctx.node("Sub", [_c(ctx, 2.0), value]), value])
     return _out(ctx, eqn, out)
