@@ -67,3 +67,17 @@ def test_impl_default_key_and_legacy_library_form_as_torch(T):
     T.library.impl(f"{ns}::f", ["cpu", "default"], lambda x: x * 8)  # (each key gets it)
     results.append(op(T.ones(1)).tolist())
     assert results == [[5.0], [7.0], [8.0]]
+
+
+@pytest.mark.parametrize("T", [torch, ember])
+def test_impl_before_define_as_torch(T):
+    # Ember raised "'ns::f' is not a custom op defined with ember.library.custom_op"
+    ns = f"pending61{T.__name__}"
+    T.library.impl(f"{ns}::f", "cpu", lambda x: x * 9)
+    impl_lib = T.library.Library(ns, "IMPL")
+    impl_lib.impl("g", lambda x: x * 4, "CompositeExplicitAutograd")
+    T.library.define(f"{ns}::f", "(Tensor x) -> Tensor")
+    lib = T.library.Library(ns, "FRAGMENT")
+    lib.define("g(Tensor x) -> Tensor")
+    ops = getattr(T.ops, ns)
+    assert ops.f(T.ones(1)).tolist() == [9.0] and ops.g(T.ones(1)).tolist() == [4.0]

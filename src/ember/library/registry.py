@@ -18,6 +18,7 @@ from ember.ops.primitive import replace_primitive
 OPS: dict[str, CustomOpDef] = {}  # "namespace::name" -> its definition
 _DECLARED: set[str] = set()  # the names define() declared (custom_op may not replace them)
 _DEF_LIBRARIES: dict[str, weakref.ref] = {}  # namespace -> its live Library of kind DEF
+_PENDING: dict[str, list[tuple[Any, Callable]]] = {}  # impl()s of ops not yet defined
 
 
 def _taken(name: str) -> RuntimeError:
@@ -94,6 +95,8 @@ def define(qualname: str, schema: str, *, lib: Library | None = None,
         raise _taken(qualname)
     op = register(qualname, None, parse_schema(schema), None)
     _DECLARED.add(qualname)
+    for types, fn in _PENDING.pop(qualname, ()):
+        impl(op, types, fn)
     if lib is not None:
         lib._defined.append((qualname, op))
     return op
@@ -112,20 +115,25 @@ def impl(qualname: str | CustomOpDef | Library, types: str | Sequence[str],
     device, ``"Meta"`` for its fake rule), as ``torch.library.impl``; usable as a decorator.
     The function runs on plain tensors, as a custom op's, so autograd needs
     ``register_autograd`` (even for ``"CompositeImplicitAutograd"``). ``lib`` is accepted for
-    torch's signature; torch's older form ``impl(lib, "name", "CPU")`` is a decorator too."""
+    torch's signature; torch's older form ``impl(lib, "name", "CPU")`` is a decorator too.
+    As in PyTorch, an op may be implemented before :func:`define` declares it."""
     if isinstance(qualname, Library):  # (torch's legacy impl(lib, name, dispatch_key))
         library, name, key = qualname, types, func or ""
         return lambda fn: (library.impl(name, fn, key), fn)[1]
-    op = lookup(qualname)
+    later = isinstance(qualname, str) and qualname not in OPS and "::" in qualname
+    op = None if later else lookup(qualname)
     keys = (types,) if isinstance(types, str) else tuple(types)
     unknown = [k for k in keys if k not in _DISPATCH_KEYS]
     if unknown:
-        raise NotImplementedError(f"impl {op.qualname}: dispatch key {unknown[0]!r} is not "
+        raise NotImplementedError(f"impl {qualname}: dispatch key {unknown[0]!r} is not "
                                   f"supported; use one of {sorted(set(_DISPATCH_KEYS) - {''})}. "
                                   "Hint: a backward is registered with register_autograd")
     devices = [_DISPATCH_KEYS[k] for k in keys if k != "Meta"]
 
     def register(fn: Callable) -> Callable:
+        if later:  # (kept until define() declares the op)
+            _PENDING.setdefault(qualname, []).append((types, fn))
+            return fn
         if "Meta" in keys:
             op.register_fake(fn)
         if any(devices):  # (each key its own: a "cpu" kernel beside a "default" one)
