@@ -192,3 +192,19 @@ def test_item_assignment_writes_through_views_and_refuses_a_quantized_value():
     assert row.int_repr().tolist() == [3, 13, 3]
     with pytest.raises(ember.errors.ArgumentTypeError, match="dequantize"):
         q[0] = q[1]
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_fill_refuses_a_value_of_several_elements_as_the_float_fill(per_channel):
+    q = (ember.quantize_per_channel(ember.zeros(2, 4), ember.tensor([0.1, 0.2]),
+                                    ember.tensor([0, 1]), 0, ember.quint8) if per_channel else
+         ember.quantize_per_tensor(ember.zeros(2, 4), 0.1, 3, ember.quint8))
+    before = q.int_repr().tolist()
+    with pytest.raises(ember.errors.ArgumentError, match=r"^fill_: the value must have one"):
+        q.fill_(ember.tensor([0.1, 0.2, 0.3, 0.4]))  # (torch: only a 0-dimension value)
+    assert q.int_repr().tolist() == before
+    t = torch.quantize_per_tensor(torch.zeros(2, 4), 0.1, 3, torch.quint8)
+    with pytest.raises(RuntimeError, match="only supports 0-dimension value"):
+        t.fill_(torch.tensor([0.1, 0.2, 0.3, 0.4]))
+    q.fill_(ember.tensor([0.26], requires_grad=True))  # (one element: as ember.zeros(4).fill_)
+    assert q.dequantize()[0, 0].item() == pytest.approx(0.3)

@@ -199,9 +199,10 @@ class QuantizedTensor(QuantizedViews):
         self._int[index] = again._int[index]
 
     def fill_(self, value: Any) -> QuantizedTensor:
-        """Every element set to ``value`` quantized with this tensor's parameters (as
-        PyTorch's)."""
-        self[...] = value
+        """Every element set to ``value`` (a number or a one-element tensor, as a float
+        tensor's ``fill_`` takes) quantized with this tensor's parameters (as PyTorch's)."""
+        value = value.detach() if isinstance(value, Tensor) else value
+        self[...] = from_numpy(np.zeros((), np.float32)).fill_(value)  # (its checks, its cast)
         return self
 
     # values (on the integers: the affine map keeps their order)
