@@ -81,3 +81,26 @@ def test_impl_before_define_as_torch(T):
     lib.define("g(Tensor x) -> Tensor")
     ops = getattr(T.ops, ns)
     assert ops.f(T.ones(1)).tolist() == [9.0] and ops.g(T.ones(1)).tolist() == [4.0]
+
+
+@pytest.mark.parametrize("T", [torch, ember])
+def test_parenthesized_single_return_is_one_tensor_as_torch(T):
+    # Ember read "-> (Tensor)" as a tuple of one (the kernel had to return (x,), the call
+    # gave a tuple); torch reads it as one Tensor, and "-> ((Tensor))" as the tuple of one
+    ns = f"ret61{T.__name__}"
+    T.library.define(f"{ns}::one", "(Tensor x) -> (Tensor)")
+    T.library.impl(f"{ns}::one", "cpu", lambda x: x + 1)
+    assert getattr(T.ops, ns).one(T.ones(1)).tolist() == [2.0]
+    T.library.define(f"{ns}::tup", "(Tensor x) -> ((Tensor))")
+    T.library.impl(f"{ns}::tup", "cpu", lambda x: (x + 1,))
+    out = getattr(T.ops, ns).tup(T.ones(1))
+    assert isinstance(out, tuple) and len(out) == 1
+
+
+def test_one_tuple_schema_text_as_torch():
+    def f(x: ember.Tensor) -> tuple[ember.Tensor]: ...
+
+    def g(x: torch.Tensor) -> tuple[torch.Tensor]: ...
+
+    assert ember.library.infer_schema(f, mutates_args=()) == \
+        torch.library.infer_schema(g, mutates_args=()) == "(Tensor x) -> ((Tensor))"

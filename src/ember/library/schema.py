@@ -99,7 +99,8 @@ class Schema:
             pieces.append(f"{shown} {p.name}" +
                           (f"={_default_text(p.default)}" if p.has_default else ""))
         returns = ", ".join(self.returns)
-        returns = f"({returns})" if self.tupled else returns
+        if self.tupled:  # (PyTorch writes a tuple of one as "((Tensor))": "(Tensor)" is one)
+            returns = f"(({returns}))" if len(self.returns) == 1 else f"({returns})"
         return f"({', '.join(pieces)}) -> {returns}"
 
     def signature(self) -> inspect.Signature:
@@ -272,7 +273,12 @@ def parse_schema(text: str) -> Schema:
         params.append(Param(name, type_, kind, value, kwarg_only, bool(alias and "!" in alias)))
     returns = whole.group(2)
     tupled = returns.startswith("(") and returns.endswith(")")
-    items = _split_top_level(returns[1:-1]) if tupled else [returns]
+    inner = returns[1:-1].strip() if tupled else returns
+    if tupled and inner.startswith("(") and inner.endswith(")"):  # "((Tensor))": a 1-tuple
+        inner = inner[1:-1]
+    elif tupled and len(_split_top_level(inner)) == 1:  # "(Tensor)": one Tensor, as PyTorch
+        tupled = False
+    items = _split_top_level(inner) if tupled else [inner]
     # (a returned value may be named: "(Tensor values, Tensor indices)")
     for item in items:
         if re.match(r"Tensor\(\w+!?\)", item):
