@@ -60,3 +60,32 @@ def test_the_default_codegen_writes_the_usual_forward():
     gm.recompile()
     assert gm.code.startswith("def forward(self, x):")
     assert gm.graph.process_inputs(1, 2) == (1, 2)
+
+
+def _hooked_copy_leaves_the_original(fx, lib):
+    gm = fx.symbolic_trace(lambda x: x + 1)
+    other = copy.deepcopy(gm)
+    other.graph.on_generate_code(lambda _: lambda body: ["x = x * 100\n", *body])
+    other.recompile()
+    gm.recompile()
+    return gm(lib.ones(1)).item(), other(lib.ones(1)).item()
+
+
+def test_a_deepcopy_has_its_own_codegen_as_torch_fx():
+    assert _hooked_copy_leaves_the_original(ember.fx, ember) == \
+        _hooked_copy_leaves_the_original(torch.fx, torch) == (2.0, 101.0)
+
+
+def _two_line_output(fx, lib):
+    class TwoLines(fx.CodeGen):
+        def generate_output(self, output_args):
+            return f"out = {output_args!r}\nreturn out * 2"
+
+    gm = fx.symbolic_trace(lambda a: a + 1)
+    gm.graph.set_codegen(TwoLines())
+    gm.recompile()
+    return gm(lib.ones(1)).item()
+
+
+def test_a_generate_output_of_several_lines_is_indented_as_torch_fx():
+    assert _two_line_output(ember.fx, ember) == _two_line_output(torch.fx, torch) == 4.0

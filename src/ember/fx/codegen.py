@@ -9,6 +9,7 @@ import keyword
 import math
 import operator
 import re
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -247,8 +248,8 @@ def python_code(nodes: list[Node], codegen: CodeGen | None = None) -> PythonCode
             continue
         if node.op == "output":
             custom = type(codegen).generate_output is not CodeGen.generate_output
-            body.append("    " + (codegen.generate_output(node.args[0]) if custom
-                                  else f"return {render(node.args[0], glob)}"))
+            body.append(textwrap.indent(codegen.generate_output(node.args[0]) if custom
+                                        else f"return {render(node.args[0], glob)}", "    "))
             continue
         line = f"    {node.name} = {_expression(node, glob)}"
         # (a value nothing uses, an in-place call's result, is dropped at once, as torch.fx)

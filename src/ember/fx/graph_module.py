@@ -168,6 +168,7 @@ class GraphModule(Module):
 
     def __deepcopy__(self, memo: dict) -> GraphModule:
         cls, state, graph, class_name = self._parts()
+        graph._codegen = copy.deepcopy(graph._codegen, memo)  # (a hook on the copy stays there)
         return _rebuilt(cls, copy.deepcopy(state, memo), graph, class_name)
 
     def _parts(self) -> tuple[type, dict, Graph, str]:
