@@ -47,16 +47,17 @@ def _multiple(ctx: Context, value: int, other: int, size: int, twin_size: int) -
     """An index that is ``value`` in the traced graph and ``other`` in the resized one into a
     dimension of ``size`` (``twin_size``), as ``a·N`` where the dimension is ``c·N``, N the
     one dynamic input size (a recurrent layer's step ``t`` spans rows ``t·B`` to ``(t+1)·B``
-    of its flattened time-and-batch rows): a 1-D int64 tensor. None when the move is of
-    another form, or when several dynamic sizes could explain it."""
-    sizes = ctx.dynamic_sizes()
-    if len(sizes) != 1:
+    of its flattened time-and-batch rows), or into a dimension that does not move (a
+    positional table cut to the input's length, ``pos[:x.shape[1]]``): a 1-D int64 tensor.
+    None when the move is of another form, or when several dynamic sizes could explain it."""
+    static = size == twin_size
+    fits = {(n, twin_n) for n, twin_n in ctx.dynamic_sizes()
+            if value == value // n * n and other == value // n * twin_n and value // n > 0 and
+            (static or size == size // n * n and twin_size == size // n * twin_n)}
+    if len(fits) != 1 or (not static and len(ctx.dynamic_sizes()) != 1):
         return None
-    (n, twin_n), = sizes
-    a, c = value // n, size // n
-    if value != a * n or other != a * twin_n or size != c * n or twin_size != c * twin_n:
-        return None
-    return ctx.node("Mul", [ctx.input_dim(n, twin_n), ctx.ints([a])])
+    (n, twin_n), = fits
+    return ctx.node("Mul", [ctx.input_dim(n, twin_n), ctx.ints([value // n])])
 
 
 def _saturated(bound: int | str | None) -> int | str | None:
