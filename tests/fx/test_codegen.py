@@ -89,3 +89,15 @@ def _two_line_output(fx, lib):
 
 def test_a_generate_output_of_several_lines_is_indented_as_torch_fx():
     assert _two_line_output(ember.fx, ember) == _two_line_output(torch.fx, torch) == 4.0
+
+
+def test_a_generate_output_of_several_lines_passes_through_a_body_transformer():
+    class TwoLines(ember.fx.CodeGen):
+        def generate_output(self, output_args):
+            return f"out = {output_args!r}\nreturn out * 2"
+
+    gm = ember.fx.symbolic_trace(lambda a: a + 1)
+    gm.graph.set_codegen(TwoLines())
+    gm.graph.on_generate_code(lambda _: lambda body: ["a = a * 3\n", *body])
+    gm.recompile()
+    assert gm(ember.ones(1)).item() == 8.0

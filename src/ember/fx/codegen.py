@@ -273,7 +273,7 @@ def python_code(nodes: list[Node], codegen: CodeGen | None = None) -> PythonCode
             renames.append(f"    {node.name} = {param}")
     transform = getattr(codegen, "_body_transformer", None)  # (see Graph.on_generate_code)
     if transform is not None:  # (it takes and gives statements without indent, as torch.fx)
-        stmts = "".join(transform([line[4:] + "\n" for line in renames + body]))
+        stmts = "".join(transform([textwrap.dedent(line) + "\n" for line in renames + body]))
         renames, body = [], ["    " + line for line in stmts.rstrip("\n").split("\n")]
     src = codegen.gen_fn_def(params, "") + "\n" + "\n".join(renames + body) + "\n"
     return PythonCode(src, glob.names)
