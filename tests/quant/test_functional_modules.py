@@ -4,6 +4,7 @@ cat against PyTorch's CPU kernels, and a small residual network quantized end to
 import numpy as np
 import pytest
 import torch
+import torch.ao.nn.intrinsic.quantized as tniq
 import torch.ao.nn.quantized as tnnq
 import torch.ao.quantization as tq
 
@@ -215,3 +216,24 @@ def test_state_dict_round_trip_rounds_the_scale_to_float32_as_torch():
     ye, yt = e2.add(qe, qe), t2.add(qt, qt)
     same(ye.int_repr(), yt.int_repr())
     assert ye.q_scale() == yt.q_scale()
+
+
+@pytest.mark.parametrize("name", ["Linear", "Conv2d", "ConvTranspose2d", "LinearReLU"])
+def test_weighted_modules_save_a_float32_0d_scale_as_torch(name):
+    args = (3, 4) if "Linear" in name else (2, 2, 1)
+    mods = [getattr(tniq if name == "LinearReLU" else tnnq, name)(*args),
+            getattr(ember.ao.nn.intrinsic.quantized if name == "LinearReLU" else ennq, name)(*args)]
+    loaded = []
+    for m in mods:
+        m.scale, m.zero_point = 0.1, 3
+        state = m.state_dict()
+        assert (str(state["scale"].dtype)[-7:], tuple(state["scale"].shape),
+                tuple(state["zero_point"].shape)) == ("float32", (), ())
+        again = type(m)(*args)
+        again.load_state_dict(state)
+        loaded.append((again.scale, again.zero_point))
+    assert loaded[0] == loaded[1] == (0.10000000149011612, 3)
+    old = mods[1].state_dict()  # (what Ember saved before: (1,) float64 scale and zero point)
+    old["scale"], old["zero_point"] = ember.tensor([0.1], dtype=ember.float64), ember.tensor([3])
+    mods[1].load_state_dict(old)
+    assert (mods[1].scale, mods[1].zero_point) == (0.1, 3)

@@ -282,8 +282,10 @@ class _WeightedQuantized(Module):
         save_quantized_weight(destination, prefix + "weight", self._w)
         if self._b is not None:
             destination[prefix + "bias"] = self.bias()
-        destination[prefix + "scale"] = tensor([self.scale], dtype="float64")
-        destination[prefix + "zero_point"] = tensor([self.zero_point])
+        # (0-d, the scale float32, as PyTorch's; a load reads either these or the (1,)
+        # float64 scale and zero point that Ember saved before)
+        destination[prefix + "scale"] = tensor(self.scale, dtype="float32")
+        destination[prefix + "zero_point"] = tensor(self.zero_point)
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
                               strict: bool, missing_keys: list, unexpected_keys: list,
