@@ -33,6 +33,33 @@ def test_positional_table_cut_to_the_dynamic_length(steps):
                                    rtol=1e-6, atol=1e-6)
 
 
+def test_a_negative_multiple_counts_from_the_end():
+    pos = ember.randn(32, 8)
+    fn = lambda x: x + pos[-x.shape[1]:]  # noqa: E731 - the table's last T rows
+    proto = ember.onnx.to_model(fn, (ember.randn(2, 6, 8),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 1: "t"}})
+    for shape in [(3, 9, 8), (1, 1, 8), (2, 32, 8)]:
+        x = ember.randn(*shape)
+        np.testing.assert_array_equal(run_onnx(proto, x.numpy())[0], fn(x).numpy())
+
+
+def test_a_causal_mask_buffer_cut_to_the_length_as_nanogpt():
+    bias = ember.ones(32, 32).tril().view(1, 1, 32, 32)
+
+    def attend(x):  # nanoGPT's CausalSelfAttention: bias[:, :, :T, :T]
+        b, t, c = x.shape
+        q = x.view(b, t, 2, c // 2).transpose(1, 2)
+        att = (q @ q.transpose(-2, -1)).masked_fill(bias[:, :, :t, :t] == 0, float("-inf"))
+        return (att.softmax(-1) @ q).transpose(1, 2).reshape(b, t, c)
+
+    proto = ember.onnx.to_model(attend, (ember.randn(2, 6, 8),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 1: "t"}})
+    for shape in [(3, 9, 8), (1, 1, 8), (2, 32, 8)]:
+        x = ember.randn(*shape)
+        np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], attend(x).numpy(),
+                                   rtol=1e-5, atol=1e-6)
+
+
 def test_a_bound_of_another_form_is_still_refused():
     pos = ember.randn(64, 8)
     with pytest.raises(ember.onnx.ExportError, match="moves with a dynamic size"):

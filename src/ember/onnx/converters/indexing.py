@@ -52,7 +52,7 @@ def _multiple(ctx: Context, value: int, other: int, size: int, twin_size: int) -
     None when the move is of another form, or when several dynamic sizes could explain it."""
     static = size == twin_size
     fits = {(n, twin_n) for n, twin_n in ctx.dynamic_sizes()
-            if value == value // n * n and other == value // n * twin_n and value // n > 0 and
+            if value == value // n * n and other == value // n * twin_n and value // n != 0 and
             (static or size == size // n * n and twin_size == size // n * twin_n)}
     if len(fits) != 1 or (not static and len(ctx.dynamic_sizes()) != 1):
         return None
