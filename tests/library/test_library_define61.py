@@ -104,3 +104,28 @@ def test_one_tuple_schema_text_as_torch():
 
     assert ember.library.infer_schema(f, mutates_args=()) == \
         torch.library.infer_schema(g, mutates_args=()) == "(Tensor x) -> ((Tensor))"
+
+
+@pytest.mark.parametrize("T", [torch, ember])
+def test_optional_tensor_return_in_a_schema_string_as_torch(T):
+    # Ember refused "-> (Tensor, Tensor?)" ("the returns ... are not supported")
+    ns = f"opt61{T.__name__}"
+    T.library.define(f"{ns}::f", "(Tensor x, bool b) -> (Tensor, Tensor?)")
+    T.library.impl(f"{ns}::f", "cpu", lambda x, b: (x + 1, x * 2 if b else None))
+    T.library.register_fake(f"{ns}::f", lambda x, b: (T.empty_like(x),
+                                                      T.empty_like(x) if b else None))
+    seen = []
+
+    def backward(ctx, g, g_opt):
+        seen.append(g_opt is None)
+        return g + (0 if g_opt is None else 2 * g_opt), None
+
+    T.library.register_autograd(f"{ns}::f", backward)
+    f = getattr(T.ops, ns).f
+    x = T.tensor([1.0, 2.0], dtype=T.float64, requires_grad=True)
+    a, b = f(x, True)
+    (a.sum() + b.sum()).backward()
+    assert x.grad.tolist() == [3.0, 3.0] and b.tolist() == [2.0, 4.0]
+    a, none = f(x.detach(), False)
+    assert none is None and a.tolist() == [2.0, 3.0]
+    assert seen == [False]

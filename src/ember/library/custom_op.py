@@ -143,7 +143,7 @@ class CustomOpDef:
             for dev in _device_types(device_types):
                 self._kernels[dev] = fn
             functools.update_wrapper(self, fn)
-        self._lists = schema.returns.count("Tensor[]")
+        self._lists = sum(r in outputs.SIZED for r in schema.returns)  # (lists, Tensor?)
         self._prims: dict[tuple[int, ...], CustomOpPrimitive] = {}
         self._ran = threading.local()  # (an eager call's outputs, run to learn list lengths)
         self._prim = self.primitive((0,) * self._lists)
@@ -336,7 +336,7 @@ class CustomOpDef:
         """The positions of the outputs that are returned numbers (they have no gradient)."""
         found, i, sizes = set(), 0, iter(lens)
         for type_ in self._schema.returns:
-            if type_ == "Tensor[]":
+            if type_ in outputs.SIZED:
                 i += next(sizes)
                 continue
             if type_ != "Tensor":

@@ -23,9 +23,13 @@ _NUMBERS = {"SymInt": (numbers.Integral, int), "float": (numbers.Real, float),
             "bool": ((bool, np.bool_), bool), "Scalar": ((bool, numbers.Real), None)}
 
 
+#: the returned values whose number of tensors a call decides: a list, an optional tensor (0/1)
+SIZED = ("Tensor[]", "Tensor?")
+
+
 def count(returns: tuple[str, ...], lens: tuple[int, ...]) -> int:
     """How many primitive outputs the returns ``returns`` make with list lengths ``lens``."""
-    return sum(1 for r in returns if r != "Tensor[]") + sum(lens)
+    return sum(1 for r in returns if r not in SIZED) + sum(lens)
 
 
 def flatten(qualname: str, text: str, returns: tuple[str, ...], tupled: bool, out: Any,
@@ -49,6 +53,10 @@ def flatten(qualname: str, text: str, returns: tuple[str, ...], tupled: bool, ou
                               f"schema {text} has a Tensor[]; expected a list of Tensors")
             lens.append(len(item))
             flat.extend(_tensor(qualname, what, t, len(flat), dev) for t in item)
+        elif type_ == "Tensor?":
+            lens.append(0 if item is None else 1)
+            if item is not None:
+                flat.append(_tensor(qualname, what, item, len(flat), dev))
         elif type_ == "Tensor":
             flat.append(_tensor(qualname, what, item, len(flat), dev))
         else:
@@ -97,6 +105,8 @@ def structure(qualname: str, returns: tuple[str, ...], tupled: bool, flat: Any,
     for type_ in returns:
         if type_ == "Tensor[]":
             items.append([next(it) for _ in range(next(sizes))])
+        elif type_ == "Tensor?":
+            items.append(next(it) if next(sizes) else None)
         elif type_ == "Tensor" or numbers_as == "tensor":
             items.append(next(it))
         else:

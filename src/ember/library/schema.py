@@ -286,9 +286,10 @@ def parse_schema(text: str) -> Schema:
                        "not support: they return new tensors. Hint: return a fresh Tensor, or "
                        "for an out= op mark the argument Tensor(a!) and return ()")
     types = tuple({"int": "SymInt"}.get(item.split()[0], item.split()[0]) for item in items)
-    if not all(t in _RETURN_TYPES.values() and len(i.split()) <= 2 for t, i in zip(types, items)):
-        raise fail(f"the returns {returns!r} are not supported: Tensor, Tensor[], SymInt, "
-                   "float, bool, Scalar, a tuple of them, or ()")
+    if not all(t in {*_RETURN_TYPES.values(), "Tensor?"} and len(i.split()) <= 2
+               for t, i in zip(types, items)):
+        raise fail(f"the returns {returns!r} are not supported: Tensor, Tensor?, Tensor[], "
+                   "SymInt, float, bool, Scalar, a tuple of them, or ()")
     if not any(p.kind != VALUE for p in params):
         raise fail("custom ops in Ember need at least one tensor parameter")
     return Schema(tuple(params), types, tupled)
