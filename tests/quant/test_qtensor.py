@@ -190,8 +190,37 @@ def test_item_assignment_writes_through_views_and_refuses_a_quantized_value():
     row = q[0]
     q[0, 1] = 1.0
     assert row.int_repr().tolist() == [3, 13, 3]
-    with pytest.raises(ember.errors.ArgumentTypeError, match="dequantize"):
-        q[0] = q[1]
+    other = ember.quantize_per_tensor(ember.zeros(2, 3), 0.2, 3, ember.quint8)
+    with pytest.raises(ember.errors.ArgumentTypeError, match="same scale.*dequantize"):
+        q[0] = other[1]  # (torch copies its integers: 0.2's steps read as 0.1's)
+
+
+def _copied(lib, write):
+    q = lib.quantize_per_tensor(lib.tensor([[0.1, 0.2, 0.3], [0.5, 0.7, 0.9]]), 0.1, 3,
+                                lib.quint8)
+    write(lib, q)
+    return q.int_repr().numpy()
+
+
+@pytest.mark.parametrize("write", [
+    lambda L, q: q.__setitem__(0, q[1]),
+    lambda L, q: q.__setitem__((0, 0), q[1, 2]),
+    lambda L, q: q.__setitem__((slice(None), 1), q[:, 0]),
+    lambda L, q: q.__setitem__(0, q[1, 1]),  # (broadcast)
+    lambda L, q: q.fill_(q[1, 1]),
+    lambda L, q: q.fill_(L.quantize_per_tensor(L.tensor(0.66), 0.2, 0, L.qint8)),  # (its real)
+], ids=["row", "element", "column", "broadcast", "fill_", "fill_ other qparams"])
+def test_a_quantized_value_with_the_tensors_qparams_is_copied_as_torch(write):
+    np.testing.assert_array_equal(_copied(ember, write), _copied(torch, write))
+
+
+def test_a_quantized_value_of_another_dtype_or_scheme_is_refused():
+    q = ember.quantize_per_tensor(ember.zeros(2, 2), 0.1, 3, ember.quint8)
+    pc = ember.quantize_per_channel(ember.zeros(2, 2), ember.tensor([0.1, 0.1]),
+                                    ember.tensor([3, 3]), 0, ember.quint8)
+    for value in (ember.quantize_per_tensor(ember.zeros(2), 0.1, 3, ember.qint8), pc[0]):
+        with pytest.raises(ember.errors.ArgumentTypeError, match="dequantize"):
+            q[0] = value
 
 
 @pytest.mark.parametrize("per_channel", [False, True])

@@ -177,7 +177,8 @@ class QuantizedTensor(QuantizedViews):
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """Writes ``value`` (a number or a float tensor) at ``index``, quantized with this
-        tensor's own parameters (as PyTorch's).
+        tensor's own parameters (as PyTorch's); a quantized value's integers where it is
+        quantized as this tensor (per tensor, the same dtype, scale and zero point).
 
         Example:
             >>> q = ember.quantize_per_tensor(ember.zeros(3), 0.1, 3, ember.quint8)
@@ -186,9 +187,8 @@ class QuantizedTensor(QuantizedViews):
             tensor([16,  3,  3], dtype=ember.uint8)
         """
         if isinstance(value, QuantizedTensor):
-            raise ArgumentTypeError("quantized tensor assignment: the value is a quantized "
-                                    "tensor. Hint: assign value.dequantize(), which is "
-                                    "quantized again with this tensor's parameters")
+            self._write_integers(index, value)
+            return
         floats = from_numpy(np.zeros(self.shape, np.float32))
         floats[index] = value
         if self._axis is None:
@@ -198,9 +198,27 @@ class QuantizedTensor(QuantizedViews):
                                          self._axis, self.dtype)
         self._int[index] = again._int[index]
 
+    def _write_integers(self, index: Any, value: QuantizedTensor) -> None:
+        """A quantized value's integers, where its dtype and per-tensor scale and zero point
+        are this tensor's (PyTorch copies them whatever its parameters; other ones would
+        silently stand for other reals, so they are refused)."""
+        if value.dtype is not self.dtype or self._axis is not None or \
+                value._axis is not None or \
+                (value._scale, value._zero_point) != (self._scale, self._zero_point):
+            raise ArgumentTypeError(
+                f"quantized tensor assignment: the value ({value.dtype!r}, "
+                f"{value.qscheme()!r}) is not quantized as this tensor ({self.dtype!r}, "
+                f"{self.qscheme()!r}) with the same scale and zero point, so its integers "
+                "stand for other reals. Hint: assign value.dequantize(), which is quantized "
+                "again with this tensor's parameters")
+        self._int[index] = value._int
+
     def fill_(self, value: Any) -> QuantizedTensor:
         """Every element set to ``value`` (a number or a one-element tensor, as a float
-        tensor's ``fill_`` takes) quantized with this tensor's parameters (as PyTorch's)."""
+        tensor's ``fill_`` takes; a quantized one's real value) quantized with this tensor's
+        parameters (as PyTorch's)."""
+        if isinstance(value, QuantizedTensor):
+            value = value.dequantize()
         value = value.detach() if isinstance(value, Tensor) else value
         self[...] = from_numpy(np.zeros((), np.float32)).fill_(value)  # (its checks, its cast)
         return self
