@@ -1,6 +1,8 @@
 """``ember.fx.PH`` in ``concrete_args`` keeps parts of a structured input symbolic, as
 torch.fx's ``PH``."""
 
+import operator
+
 import numpy as np
 import pytest
 import torch
@@ -46,3 +48,10 @@ def test_ph_alone_is_an_ordinary_placeholder_and_reads_as_ph():
     assert gm(ember.ones(2)).tolist() == [2.0, 2.0]
     assert repr(ember.fx.PH) == repr(torch.fx.PH) == "PH"
     assert isinstance(ember.fx.PH, ember.fx.PHBase)
+
+
+def test_a_fixed_tensor_leaf_is_not_read_from_the_input():
+    c = ember.ones(1) * 5
+    gm = ember.fx.symbolic_trace(lambda t: t[0] * t[1], concrete_args={"t": (ember.fx.PH, c)})
+    assert [n.target for n in gm.graph.nodes].count(operator.getitem) == 1
+    assert gm((ember.ones(1) * 2, c)).item() == 10.0

@@ -8,7 +8,6 @@ import dataclasses
 import functools
 import inspect
 import math
-import numbers
 import operator
 import sys
 import threading
@@ -17,16 +16,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-import numpy as np
-
-from ember.backend.device import Device
-from ember.dtypes import DType
 from ember.errors import ArgumentError, EmberError
 from ember.fx.graph import Graph
-from ember.fx.node import Node, has_side_effect, map_aggregate
-from ember.fx.placeholders import bind, holds_placeholder
+from ember.fx.node import Node, map_aggregate
+from ember.fx.placeholders import SpecializedArgumentError as SpecializedArgumentError  # (moved
+from ember.fx.placeholders import check_specialized as check_specialized  # there: old code
+from ember.fx.placeholders import concrete_input  # and to_folder's modules name them here)
 from ember.fx.proxy import CONTROL_FLOW_HINT, Attribute, ParameterProxy, Proxy, TraceError
-from ember.layouts import layout, memory_format
 from ember.nn import Module, Parameter, Sequential
 from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
@@ -271,13 +267,8 @@ class Tracer:
             # stays as it is: one holding a tensor or a module skips create_proxy, whose
             # create_arg would make it a get_attr or refuse it; the annotation is the node's type)
             kind = None if p.annotation is p.empty else p.annotation
-            if p.name in concrete_args and holds_placeholder(concrete_args[p.name]):
-                value = bind(self.create_proxy("placeholder", p.name, (), {}, type_expr=kind),
-                             concrete_args[p.name], self._specialize, p.name)
-            elif p.name in concrete_args:
-                node = self.create_node("placeholder", p.name, (concrete_args[p.name],), {},
-                                        type_expr=kind)
-                value = self._specialize(node, concrete_args[p.name], p.name)
+            if p.name in concrete_args:
+                value = concrete_input(self, p.name, concrete_args[p.name], kind)
             elif p.default is p.empty or not _holds_tensor_or_module(p.default):
                 value = self.create_proxy("placeholder", p.name,
                                           () if p.default is p.empty else (p.default,), {},
@@ -290,12 +281,6 @@ class Tracer:
             else:
                 values.append(value)
         return values, keyword_values
-
-    def _specialize(self, node: Node, value: Any, name: str) -> Any:
-        """``value`` (the input ``node`` is fixed to), checked where it compares by value."""
-        if _guardable(value):
-            self.create_node("call_function", check_specialized, (node, value, name), {})
-        return value
 
     @contextmanager
     def _patched(self, user_globals: list[dict[str, Any]]) -> Iterator[None]:
@@ -520,59 +505,6 @@ def _starred_as_named(fn: types.FunctionType) -> types.FunctionType:
     code = code.replace(co_flags=code.co_flags & ~starred,
                         co_argcount=code.co_argcount + (code.co_flags & starred).bit_count())
     return types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
-
-
-_GUARDED = (bool, int, float, complex, str, DType, Device, memory_format, layout)
-
-
-def _guardable(value: Any) -> bool:
-    """Whether a concrete argument compares by value (None, numbers, strings, dtypes,
-    devices, memory formats, layouts, tuples and lists of them), as torch.fx's check, so the
-    graph can check a later call passes the same."""
-    if isinstance(value, (tuple, list)):
-        return all(map(_guardable, value))
-    return value is None or type(value) in _GUARDED
-
-
-def _passes(value: Any, expected: Any) -> bool:
-    """Whether ``value`` equals the specialized ``expected`` (``value == expected``, as
-    torch.fx's check): a NumPy scalar or a one-element tensor or ndarray passes for an equal
-    number (``np.int64(2)``, ``ember.tensor(2)``, ``np.array([2])`` for 2), other types of
-    value do not."""
-    if isinstance(expected, (tuple, list)):
-        return isinstance(value, tuple if isinstance(expected, tuple) else list) and \
-            len(value) == len(expected) and all(map(_passes, value, expected))
-    if value is None or expected is None:
-        return value is expected
-    if isinstance(value, (Tensor, np.ndarray)):
-        n = value.size if isinstance(value, np.ndarray) else value.numel()
-        return n == 1 and type(expected) in (bool, int, float, complex) and \
-            bool(value == expected)
-    return (_guardable(value) or isinstance(value, (numbers.Number, np.generic))) and \
-        bool(value == expected)
-
-
-class SpecializedArgumentError(ArgumentError, AssertionError):
-    """A traced graph was called with another value for an argument that ``concrete_args``
-    fixed (an ``AssertionError`` too, as torch.fx's check raises)."""
-
-
-@has_side_effect
-def check_specialized(value: Any, expected: Any, name: str) -> None:
-    """The check a graph traced with ``concrete_args={name: expected}`` runs first: the
-    graph holds only the branch ``expected`` took, so another value is refused."""
-    if _passes(value, expected):
-        return
-    scalar = _guardable(value) or isinstance(value, (numbers.Number, np.generic))
-    got = repr(value) if scalar else f"a {type(value).__name__}"
-    hint = (f"trace again with concrete_args={{{name!r}: {value!r}}}" if _guardable(value)
-            else f"trace again without {name} in concrete_args")
-    raise SpecializedArgumentError(
-        f"forward: {name} was specialized to {expected!r} by symbolic_trace's concrete_args, "
-        f"so the graph computes only that case, but got {got}. Hint: {hint}")
-
-
-check_specialized._qualified_name = "ember.fx.tracer.check_specialized"
 
 
 def symbolic_trace(root: Module | Callable,
