@@ -255,3 +255,19 @@ def test_vmap_of_a_list_return_without_fake_rule_names_the_fix():
     with pytest.raises(ember.errors.OpError, match="vmap of an op returning list.Tensor. need "
                                                    "them.*register_fake"):
         ember.func.vmap(lambda r: f(r, 2)[0])(ember.ones(2, 4))
+
+
+def test_list_return_without_fake_rule_runs_under_profiler_anomaly_and_autocast():
+    # (they are dispatch handlers that compute eagerly: the op asked for a fake rule there)
+    runs = []
+
+    @ember.library.custom_op("sweep61::split_observed", mutates_args=())
+    def f(x: ember.Tensor) -> list[ember.Tensor]:
+        runs.append(1)
+        return [x * 2, x * 3]
+
+    for context in (ember.profiler.profile, ember.autograd.detect_anomaly,
+                    lambda: ember.autocast("cpu")):
+        with context():
+            assert [o.tolist() for o in f(ember.ones(2))] == [[2.0, 2.0], [3.0, 3.0]]
+    assert len(runs) == 3  # (the kernel runs once a call)

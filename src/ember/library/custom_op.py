@@ -346,9 +346,12 @@ class CustomOpDef:
 
     def _list_lens(self, inputs: Sequence[Tensor], layout: tuple) -> tuple[int, ...]:
         """The lengths of this call's list outputs: in plain eager mode by running the kernel
-        (its outputs are kept for the primitive's forward), under a transform (ember.jit,
-        vmap) or on the meta device from the fake rule."""
-        if DISPATCH.handler is None and inputs and not any(t._device.is_meta for t in inputs):
+        (its outputs are kept for the primitive's forward; also under the profiler, anomaly
+        mode, autocast), under a transform (ember.jit, vmap) or on the meta device from the
+        fake rule."""
+        if inputs and not any(t._device.is_meta for t in inputs) and all(  # (no handler, or
+                h in DISPATCH.observers or h in DISPATCH.ambient  # ones that compute eagerly:
+                for h in DISPATCH.stack):  # the profiler, anomaly mode, autocast)
             arrays = tuple(t._data for t in inputs)
             arrs, lens = self._kernel_outputs(inputs[0]._device.xp, arrays, layout)
             self._ran.outs = (arrays, arrs)
