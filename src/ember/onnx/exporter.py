@@ -24,6 +24,7 @@ from ember.onnx import (
     external,
 )
 from ember.onnx.context import Context, onnx_type
+from ember.onnx.dynamic_shapes import as_dynamic_axes
 from ember.onnx.modes import TrainingMode, export_mode
 from ember.onnx.registry import CONVERTERS, SHAPE_PARAMS, ExportError
 from ember.onnx.strides import hidden_counts, hint, refuse_hidden_counts, stride_spreads
@@ -41,7 +42,8 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
              dynamic_axes: Mapping[str, Any] | None = None,
              opset_version: int | None = None, do_constant_folding: bool = True,
              export_params: bool = True, training: TrainingMode | int = TrainingMode.EVAL,
-             keep_initializers_as_inputs: bool | None = None) -> onnx.ModelProto:
+             keep_initializers_as_inputs: bool | None = None,
+             dynamic_shapes: Any = None) -> onnx.ModelProto:
     """Traces ``model(*args)`` in eval mode and returns it as an ONNX model (see
     :func:`export` for the arguments).
 
@@ -58,8 +60,12 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
     args, kwargs = _as_args(args, kwargs)
     leaves, spec = tree_flatten((args, kwargs))
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
-    in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
-                      "input")
+    leaf_names = _argument_names(model, args, kwargs, leaves)
+    in_names = _names(input_names, len(tensors), leaf_names, "input")
+    if dynamic_shapes is not None:
+        if dynamic_axes is not None:
+            raise ArgumentError("ember.onnx.export: give dynamic_axes or dynamic_shapes, not both")
+        dynamic_axes = as_dynamic_axes(dynamic_shapes, leaf_names, in_names)
     with export_mode(model, training), state_restored(model):
         try:
             capture, graph = trace(model, args, kwargs, do_constant_folding, WHO)
@@ -97,7 +103,8 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
            export_params: bool = True, verbose: bool = False,
            training: TrainingMode | int = TrainingMode.EVAL,
            keep_initializers_as_inputs: bool | None = None,
-           external_data: bool | None = None) -> onnx.ModelProto:
+           external_data: bool | None = None, dynamic_shapes: Any = None,
+           dynamo: bool = False) -> onnx.ModelProto:
     """Exports ``model`` to ONNX as ``torch.onnx.export`` (its TorchScript-style form) does:
     the model is called once on ``args`` in eval mode and under ``no_grad``, and what the
     call computes is written to ``f``, its parameters and buffers as initializers.
@@ -128,6 +135,12 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
             exporter switches at 1536 MiB of weights and defaults to True: pass True for
             its layout). A later export to ``f`` without external data leaves an old
             ``<f>.data`` in place (the new model does not read it).
+        dynamic_shapes: the dynamic axes in torch.export's form, as ``torch.onnx.export``
+            (dynamo) takes them: ``{"x": {0: Dim("batch")}}`` (a Dim, a name, ``Dim.AUTO``;
+            None or ``Dim.STATIC`` for a fixed size), keyed by argument name, or a tuple
+            with one entry per tensor argument; instead of ``dynamic_axes``.
+        dynamo: accepted for torch's signature; Ember has one exporter, so it changes
+            nothing.
 
     Returns:
         The ``onnx.ModelProto`` that was written.
@@ -141,7 +154,8 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
     proto = to_model(model, args, kwargs=kwargs, input_names=input_names, output_names=output_names,
                      dynamic_axes=dynamic_axes, opset_version=opset_version,
                      do_constant_folding=do_constant_folding, export_params=export_params,
-                     training=training, keep_initializers_as_inputs=keep_initializers_as_inputs)
+                     training=training, keep_initializers_as_inputs=keep_initializers_as_inputs,
+                     dynamic_shapes=dynamic_shapes)
     if verbose:
         print(onnx.printer.to_text(proto.graph))
     if f is not None:
