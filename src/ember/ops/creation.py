@@ -59,6 +59,7 @@ from ember.ops.tensor_data import (
     huge_ints,
     infer_dtype,
     one_element_tensors_as_numbers,
+    read_sequence,
     unreadable,
 )
 from ember.size import Size
@@ -148,7 +149,9 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         try:
             array = np.array(data)
         except (ValueError, TypeError) as exc:
-            unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
+            if type(data) not in (list, tuple):
+                unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
+            array, data = read_sequence(data, exc)
         if array.dtype.kind == "O" and not isinstance(data, np.ndarray) and \
                 any(type(v) is int for v in array.flat) and \
                 all(isinstance(v, NUMBERS) for v in array.flat):  # (Python data: a NumPy

@@ -41,19 +41,33 @@ def _ragged(data: Any) -> str | None:
     return find(data, 0)
 
 
-def one_element_tensors_as_numbers(data: list | tuple) -> list | tuple:
-    """``data`` with its one-element tensors of one or more dims as 0-d ones, when its first
-    leaf is a tensor: PyTorch reads a tensor in a sequence as a number (``[t([1.]),
-    t([2.])]`` is of shape (2,), not (2, 1)); Ember stacks the larger ones, which PyTorch
-    refuses. (Only the first leaf is looked at, so that lists of numbers cost nothing more.)"""
-    leaf = data
-    while type(leaf) in (list, tuple) and leaf:
-        leaf = leaf[0]
-    if not isinstance(leaf, Tensor):
-        return data
+def one_element_tensors_as_numbers(data: list | tuple, anywhere: bool = False) -> list | tuple:
+    """``data`` with its one-element tensors of one or more dims as 0-d arrays: PyTorch reads
+    a tensor in a sequence as a number (``[t([1.]), t([2.])]`` is of shape (2,), not (2, 1));
+    Ember stacks the larger ones, which PyTorch refuses. Only when ``data``'s first leaf is a
+    tensor, or ``anywhere`` (NumPy could not read ``data``: ``[1, t([2.])]``), so that lists of
+    numbers cost nothing more. Each value is read as ``np.array(data)`` would read it, with
+    no op call."""
+    if not anywhere:
+        leaf = data
+        while type(leaf) in (list, tuple) and leaf:
+            leaf = leaf[0]
+        if not isinstance(leaf, Tensor):
+            return data
     return type(data)(
-        v.reshape(()) if isinstance(v, Tensor) and v.ndim and v.numel() == 1 else
-        one_element_tensors_as_numbers(v) if type(v) in (list, tuple) else v for v in data)
+        np.asarray(v).reshape(()) if isinstance(v, Tensor) and v.ndim and v.numel() == 1 else
+        one_element_tensors_as_numbers(v, True) if type(v) in (list, tuple) else v for v in data)
+
+
+def read_sequence(data: list | tuple, exc: Exception) -> tuple[np.ndarray, list | tuple]:
+    """NumPy's reading of ``data`` that NumPy could not read as it is (raising ``exc``), once
+    every one-element tensor in it reads as a number, and that data; else ``tensor``'s
+    error."""
+    data = one_element_tensors_as_numbers(data, anywhere=True)
+    try:
+        return np.array(data), data
+    except (ValueError, TypeError):
+        unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
 
 
 def unreadable(data: Any, problem: str) -> NoReturn:
