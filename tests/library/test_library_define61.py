@@ -129,3 +129,18 @@ def test_optional_tensor_return_in_a_schema_string_as_torch(T):
     a, none = f(x.detach(), False)
     assert none is None and a.tolist() == [2.0, 3.0]
     assert seen == [False]
+
+
+@pytest.mark.parametrize("T", [torch, ember])
+def test_a_kept_handle_calls_the_op_defined_again_as_torch(T):
+    # Ember's earlier handle ran the earlier op (x + 1: 2.0); torch's runs the new one
+    def define(k):
+        @T.library.custom_op(f"again61{T.__name__}::f", mutates_args=())
+        def f(x: T.Tensor) -> T.Tensor:
+            return x + k
+
+        return f
+
+    old = define(1)
+    new = define(2)
+    assert old(T.ones(1)).tolist() == new(T.ones(1)).tolist() == [3.0]

@@ -139,6 +139,7 @@ class CustomOpDef:
         self._backward: Callable | None = None
         self._setup_context: Callable | None = None
         self._vmap: Callable | None = None
+        self._replaced_by: CustomOpDef | None = None
         if fn is not None:
             for dev in _device_types(device_types):
                 self._kernels[dev] = fn
@@ -216,6 +217,8 @@ class CustomOpDef:
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._replaced_by is not None:  # (defined again: a kept handle calls the new op,
+            return self._replaced_by(*args, **kwargs)  # as PyTorch's does)
         values = self.bind(args, kwargs)
         try:
             inputs, layout = self.split(values)

@@ -227,6 +227,8 @@ def register(name: str, func: Callable | None, schema: Schema,
         raise ArgumentError(f"custom_op {name}: it returns nothing and mutates nothing")
     op = CustomOpDef(name, func, schema, device_types)
     _attach(namespace, op_name, op)
+    if name in OPS:
+        OPS[name]._replaced_by = op
     OPS[name] = op
     replace_primitive(op._prim)
     register_batching(op)
