@@ -1,6 +1,7 @@
 """``ember.fx.PH`` in ``concrete_args`` keeps parts of a structured input symbolic, as
 torch.fx's ``PH``."""
 
+import collections
 import operator
 
 import numpy as np
@@ -10,6 +11,8 @@ import torch.fx
 
 import ember
 from ember.fx.tracer import SpecializedArgumentError
+
+_NT = collections.namedtuple("_NT", "x y")
 
 
 def _dict_input(lib):
@@ -55,3 +58,44 @@ def test_a_fixed_tensor_leaf_is_not_read_from_the_input():
     gm = ember.fx.symbolic_trace(lambda t: t[0] * t[1], concrete_args={"t": (ember.fx.PH, c)})
     assert [n.target for n in gm.graph.nodes].count(operator.getitem) == 1
     assert gm((ember.ones(1) * 2, c)).item() == 10.0
+
+
+def _named_tuple_input(fx, lib):
+    gm = fx.symbolic_trace(lambda t: t.x * 3 + t.y, concrete_args={"t": _NT(fx.PH, fx.PH)})
+    return gm(_NT(lib.ones(1) * 2, lib.ones(1))).item()
+
+
+def test_a_named_tuple_pattern_reaches_the_code_as_its_type_as_torch_fx():
+    assert _named_tuple_input(ember.fx, ember) == _named_tuple_input(torch.fx, torch) == 7.0
+
+
+def test_an_ordered_or_default_dict_pattern_keeps_its_type():
+    seen = []
+
+    def f(d):
+        seen.append((type(d), getattr(d, "default_factory", None)))
+        return d["a"] + 1
+
+    for d in (collections.OrderedDict(a=ember.fx.PH), collections.defaultdict(int, a=ember.fx.PH)):
+        ember.fx.symbolic_trace(f, concrete_args={"d": d})
+    assert seen == [(collections.OrderedDict, None), (collections.defaultdict, int)]
+
+
+class _EmberKeyed(ember.fx.PHBase):
+    def __init__(self, key):
+        self.ph_key = key
+
+
+class _TorchKeyed(torch.fx._symbolic_trace.PHBase):
+    def __init__(self, key):
+        self.ph_key = key
+
+
+def _keys(fx, keyed):
+    gm = fx.symbolic_trace(lambda d: d["a"] + d["b"], concrete_args={"d": {"a": keyed("k1"),
+                                                                           "b": fx.PH}})
+    return [n.ph_key for n in gm.graph.nodes if hasattr(n, "ph_key")]
+
+
+def test_a_ph_subclass_puts_its_fields_on_the_node_as_torch_fx():
+    assert _keys(ember.fx, _EmberKeyed) == _keys(torch.fx, _TorchKeyed) == ["k1"]

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import numbers
 from typing import Any
 
@@ -27,8 +28,19 @@ from ember.tensor import Tensor
 
 
 class PHBase:
-    """The class of :data:`PH` (subclass it to carry extra fields, as torch.fx's
-    ``PHWithMeta``)."""
+    """The class of :data:`PH`; a subclass's fields (not its methods) are set on the node
+    that reads its leaf, where the node has no attribute of that name, as torch.fx's
+    ``PHWithMeta``'s ``ph_key``.
+
+    Example:
+        >>> class Keyed(PHBase):
+        ...     def __init__(self, key):
+        ...         self.ph_key = key
+        >>> gm = ember.fx.symbolic_trace(lambda d: d["a"] + 1,
+        ...                              concrete_args={"d": {"a": Keyed("k1")}})
+        >>> [getattr(n, "ph_key", None) for n in gm.graph.nodes]
+        [None, 'k1', None, None]
+    """
 
     def __repr__(self) -> str:
         return "PH"
@@ -65,6 +77,11 @@ def bind(tracer: Any, proxy: Any, pattern: Any, path: str) -> Any:
     is :data:`PH`, containers of the same type indexed out of ``proxy`` where they hold one, and
     the fixed value of every other leaf (read and checked where it compares by value)."""
     if isinstance(pattern, PHBase):
+        for name in dir(pattern):  # (a subclass's fields go onto the node, as torch.fx's)
+            value = getattr(pattern, name)
+            if not name.startswith("__") and not callable(value) and \
+                    not hasattr(proxy.node, name):
+                setattr(proxy.node, name, value)
         return proxy
     if not holds_placeholder(pattern):
         return _specialize(tracer, proxy.node, pattern, path)
@@ -75,9 +92,21 @@ def bind(tracer: Any, proxy: Any, pattern: Any, path: str) -> Any:
         return bind(tracer, proxy[key], value, f"{path}[{key!r}]")
 
     if isinstance(pattern, dict):
-        return {k: leaf(k, v) for k, v in pattern.items()}
-    items = [leaf(i, v) for i, v in enumerate(pattern)]
-    return tuple(items) if isinstance(pattern, tuple) else items
+        return _same_type(pattern, {k: leaf(k, v) for k, v in pattern.items()})
+    return _same_type(pattern, [leaf(i, v) for i, v in enumerate(pattern)])
+
+
+def _same_type(pattern: tuple | list | dict, items: list | dict) -> Any:
+    """``items`` as a container of ``pattern``'s type (a namedtuple, an OrderedDict, a
+    defaultdict with its factory), as torch.fx's pytree rebuilds it."""
+    if hasattr(pattern, "_fields"):
+        return type(pattern)._make(items)
+    if type(pattern) in (tuple, list, dict) or isinstance(pattern, tuple):
+        return type(pattern)(items)
+    made = copy.copy(pattern)  # (a list or dict subclass, its other state kept)
+    made.clear()
+    made.update(items) if isinstance(made, dict) else made.extend(items)
+    return made
 
 
 def _specialize(tracer: Any, node: Node, value: Any, name: str) -> Any:
