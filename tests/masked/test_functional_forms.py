@@ -4,6 +4,7 @@ used to raise an AttributeError about ``_device``, or compute on the raw data's 
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -80,3 +81,21 @@ def test_function_form_gradients_match_torch():
 def test_narrow_is_pass_through():
     e, t = _pair()
     assert_same(e.narrow(1, 1, 2), t.narrow(1, 1, 2))
+
+
+# a dense tensor's binary method (and operator) with a MaskedTensor operand hands it over, as
+# the function form does (it raised "fmod: does not take a MaskedTensor")
+@pytest.mark.parametrize("name", ["fmod", "atan2", "arctan2", "logaddexp", "logaddexp2", "fmax",
+                                  "fmin", "nextafter"])
+def test_dense_binary_method_hands_a_masked_operand_over(name):
+    e, t = _pair()
+    dense, tdense = e.get_data() * 0.5 + 1.0, t.get_data() * 0.5 + 1.0
+    assert_same(getattr(dense, name)(e), getattr(tdense, name)(t))
+
+
+def test_dense_shift_method_and_operator_hand_a_masked_operand_over():
+    e, t = _pair(np.array([[1, 2, 3], [0, 1, 2]]), np.array([[True, False, True], [True] * 3]))
+    dense, tdense = ember.tensor([[4, 8, 1], [2, 3, 5]]), torch.tensor([[4, 8, 1], [2, 3, 5]])
+    assert_same(dense.bitwise_left_shift(e), tdense.bitwise_left_shift(t))
+    assert_same(dense << e, tdense << t)
+    assert_same(dense >> e, tdense >> t)

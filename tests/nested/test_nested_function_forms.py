@@ -72,3 +72,26 @@ def test_functional_activation_gradient_reaches_the_components():
     values = tnt.values().detach().requires_grad_()
     torch.nn.functional.leaky_relu(values, 0.2).sum().backward()
     assert_close(nt.grad.values(), values.grad)
+
+
+# a dense tensor's binary method with a nested operand: the op's hand-over form is bound as the
+# method (it refused the nested tensor: "hypot: not supported for nested tensors")
+DENSE_METHODS = ["atan2", "arctan2", "hypot", "copysign", "xlogy", "logaddexp", "logaddexp2",
+                 "fmax", "fmin", "nextafter", "ldexp", "heaviside", "fmod", "float_power"]
+
+
+@pytest.mark.parametrize("name", DENSE_METHODS)
+def test_dense_binary_method_hands_a_nested_operand_over(name):
+    nt, tnt = pair()
+    row = [0.5, -1.25, 2.0, 3.5]
+    dense, tdense = ember.tensor(row, dtype=ember.float64), torch.tensor(row).double()
+    if name == "ldexp":  # (an integer exponent)
+        nt, tnt = nt.round(), tnt.round()
+    assert_close(getattr(dense, name)(nt), getattr(tdense, name)(tnt))
+    assert_close(getattr(dense, name)(nt), getattr(ember, name)(dense, nt))  # the function form
+
+
+def test_dense_lerp_hands_a_nested_end_over():
+    nt, tnt = pair()
+    dense, tdense = ember.full((4,), 0.5, dtype=ember.float64), torch.full((4,), 0.5).double()
+    assert_close(dense.lerp(nt, 0.25), tdense.lerp(tnt, 0.25))

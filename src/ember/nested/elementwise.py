@@ -3,8 +3,8 @@
 values' method of its name, with nested operands of the same structure and dense ones read as
 :func:`~ember.nested.functional.dense_operand` reads them. The ``ember.*`` functions of these
 names hand their nested argument to these methods (``ember.sinc(nt)``), or, for the binary
-ones, compute with it in any place (``ember.hypot(dense, nt)``; a dense tensor's method,
-``dense.hypot(nt)``, does not: it refuses the nested operand).
+ones, compute with it in any place (``ember.hypot(dense, nt)``, and a dense tensor's method
+``dense.hypot(nt)``: see :func:`ember.ops.forwarding.hand_over_methods`).
 
 Example:
     >>> nt = ember.nested.nested_tensor([ember.zeros(2, 3), ember.ones(1, 3)])

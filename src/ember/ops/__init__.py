@@ -149,5 +149,10 @@ __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]
 
 import_module("ember.ops.reflected")  # (number <op> tensor)
 
+# the binary methods whose ops do not hand a tensor-like operand over themselves (``hypot``):
+# their hand-over forms, as the ``ember.*`` functions' ``out=`` forms do (``dense.hypot(nt)``)
+import_module("ember.ops.forwarding").hand_over_methods(
+    import_module("ember.tensor").Tensor, import_module("ember.ops.out_names").TORCH)
+
 # last, over every operator the families bound: ``t + obj`` gives way to ``obj.__radd__``
 import_module("ember.ops.operator_protocol").bind()

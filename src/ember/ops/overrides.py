@@ -21,7 +21,9 @@ supports the class hands the call over in one of two ways:
   of several microseconds each).
 
 The ``out=`` forms of the public functions (:mod:`ember.ops.out_arg`) catch it as well, so an
-``ember.*`` function with an ``out=`` form hands over even where its op does not.
+``ember.*`` function with an ``out=`` form hands over even where its op does not; a tensor's
+binary method whose op does not (``dense.hypot(nt)``, ``dense << mt``) is bound as the op's
+hand-over form (:func:`ember.ops.forwarding.hand_over_methods`).
 ``ember.autograd.grad`` and ``ember.autograd.backward`` hand over when :func:`handler_of` finds
 a tensor-like among their outputs, gradients or inputs (a class that does not differentiate
 that way raises its error); ``loss.backward()`` of a tensor does not look.
