@@ -99,3 +99,18 @@ def _keys(fx, keyed):
 
 def test_a_ph_subclass_puts_its_fields_on_the_node_as_torch_fx():
     assert _keys(ember.fx, _EmberKeyed) == _keys(torch.fx, _TorchKeyed) == ["k1"]
+
+
+@pytest.mark.parametrize("got, hint", [
+    (3, r"with 3 \(or PH\) at t\[1\] in concrete_args\['t'\]"),
+    (ember.ones(1), r"with PH at t\[1\] in concrete_args\['t'\]")])
+def test_the_hint_for_a_fixed_leaf_names_the_pattern_not_a_parameter(got, hint):
+    def f(t):
+        return t[0] * t[1]
+
+    gm = ember.fx.symbolic_trace(f, concrete_args={"t": (ember.fx.PH, 2)})
+    with pytest.raises(SpecializedArgumentError, match=hint):
+        gm((ember.ones(1), got))
+    for leaf in (got, ember.fx.PH):  # (following the hint works)
+        again = ember.fx.symbolic_trace(f, concrete_args={"t": (ember.fx.PH, leaf)})
+        assert again((ember.ones(1) * 2, got)).tolist() == (ember.ones(1) * 2 * got).tolist()

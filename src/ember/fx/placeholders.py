@@ -159,8 +159,14 @@ def check_specialized(value: Any, expected: Any, name: str) -> None:
         return
     scalar = _guardable(value) or isinstance(value, (numbers.Number, np.generic))
     got = repr(value) if scalar else f"a {type(value).__name__}"
-    hint = (f"trace again with concrete_args={{{name!r}: {value!r}}}" if _guardable(value)
-            else f"trace again without {name} in concrete_args")
+    param, inside = name.partition("[")[0], "[" in name  # (``t[1]``: a leaf of ``t``'s pattern)
+    if inside:
+        hint = (f"trace again with {value!r} (or PH) at {name} in concrete_args[{param!r}]"
+                if _guardable(value) else f"trace again with PH at {name} in "
+                f"concrete_args[{param!r}]")
+    else:
+        hint = (f"trace again with concrete_args={{{name!r}: {value!r}}}" if _guardable(value)
+                else f"trace again without {name} in concrete_args")
     raise SpecializedArgumentError(
         f"forward: {name} was specialized to {expected!r} by symbolic_trace's concrete_args, "
         f"so the graph computes only that case, but got {got}. Hint: {hint}")
