@@ -28,9 +28,16 @@ from ember.autograd.grad_mode import no_grad
 from ember.autograd.graph import Node
 from ember.backend import device as get_device
 from ember.dtypes import DType
-from ember.errors import ArgumentError, EmberError, GradError, OpError, type_name
+from ember.errors import EmberError, GradError, OpError, type_name
 from ember.library import outputs
 from ember.library.fake_context import check_sizes, fake_context
+from ember.library.kernels import (
+    device_of,
+    device_type_list,
+    kernel_error,
+    read_only,
+    shares_memory,
+)
 from ember.library.schema import (
     OPTIONAL_TENSOR,
     OPTIONAL_TENSOR_LIST,
@@ -46,7 +53,6 @@ from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply
 from ember.tensor import Tensor, _wrap
 
 _CTXS: weakref.WeakKeyDictionary[Node, CustomOpCtx] = weakref.WeakKeyDictionary()
-_DEVICE_TYPES = ("cpu", "cuda")
 # a schema type: (the values it takes, the Python type the kernel gets them as: PyTorch's)
 _VALUE_TYPES = {"SymInt": (numbers.Integral, int), "float": (numbers.Real, float),
                 "bool": ((bool, np.bool_), bool), "str": (str, str),
@@ -141,7 +147,7 @@ class CustomOpDef:
         self._vmap: Callable | None = None
         self._replaced_by: CustomOpDef | None = None
         if fn is not None:
-            for dev in _device_types(device_types):
+            for dev in device_type_list(device_types):
                 self._kernels[dev] = fn
             functools.update_wrapper(self, fn)
         self._lists = sum(r in outputs.SIZED for r in schema.returns)  # (lists, Tensor?)
@@ -198,7 +204,7 @@ class CustomOpDef:
         """Registers an implementation for some device types (``"cpu"``, ``"cuda"``),
         replacing the function's own for them; usable as a decorator."""
         def register(func: Callable) -> Callable:
-            for dev in _device_types(device_types):
+            for dev in device_type_list(device_types):
                 self._kernels[dev] = func
             return func
         return register if fn is None else register(fn)
@@ -424,29 +430,29 @@ class CustomOpDef:
     def _kernel_outputs(self, xp: Any, arrays: tuple, layout: tuple) -> tuple[list, tuple]:
         """Runs the kernel: the output arrays (then the mutated arguments' new values), and
         the lengths of its list outputs."""
-        dev = _device_of(xp, arrays)
+        dev = device_of(xp, arrays)
         kernel = self._kernels.get(dev.type, self._kernels.get(None))
         if kernel is None:
             raise OpError(f"{self.qualname} does not have a kernel registered for {dev.type} "
                           f"(it has {sorted(k for k in self._kernels if k) or 'none'}). Hint: "
                           f"use {self._name}.register_kernel({dev.type!r}) to add one")
         mutated = self._mutated_positions(layout)
-        tensors = [_wrap(a.copy() if i in mutated else _read_only(a), dev)
+        tensors = [_wrap(a.copy() if i in mutated else read_only(a), dev)
                    for i, a in enumerate(arrays)]
         pos, kw = self.call_kwargs(self.join(tensors, layout))
         try:
             with no_grad():
                 out = kernel(*pos, **kw)
         except Exception as exc:
-            raise _kernel_error(self.qualname, exc) from exc
+            raise kernel_error(self.qualname, exc) from exc
         outs, lens = self._flatten(out, "implementation", dev)
         for o in outs:  # (the inputs as the kernel saw them: mutated ones are copies)
-            if any(_shares(xp, o._data, t._data) for t in tensors):
+            if any(shares_memory(xp, o._data, t._data) for t in tensors):
                 raise OpError(f"{self.qualname}: the implementation returned a tensor that "
                               "shares memory with an input; custom ops may not alias their "
                               "inputs (as in PyTorch). Hint: return x.clone()")
         for i, o in enumerate(outs):
-            if any(_shares(xp, o._data, p._data) for p in outs[:i]):
+            if any(shares_memory(xp, o._data, p._data) for p in outs[:i]):
                 raise OpError(f"{self.qualname}: the implementation returned output {i} "
                               "sharing memory with an earlier one; outputs may not alias each "
                               "other (as in PyTorch). Hint: clone one")
@@ -552,47 +558,5 @@ class CustomOpDef:
         return g
 
 
-def _kernel_error(qualname: str, exc: Exception) -> Exception:
-    """The user's kernel failed: the same kind of error (an OpError for a non-Ember one),
-    naming the op, with a hint when it wrote into an argument it may only read."""
-    message = f"{qualname}: the implementation raised {type(exc).__name__}: {exc}"
-    if "read-only" in str(exc):
-        message += (". Hint: the op wrote into an argument that is not in mutates_args; "
-                    "declare it there")
-    try:
-        return type(exc)(message) if isinstance(exc, EmberError) else OpError(message)
-    except TypeError:  # (an error class that takes other arguments)
-        return OpError(message)
-
-
-def _shares(xp: Any, a: Any, b: Any) -> bool:
-    return bool(np.shares_memory(a, b) if xp is np else xp.may_share_memory(a, b))
-
-
 def _as_tuple(types: Any) -> tuple:
     return types if isinstance(types, tuple) else (types,)
-
-
-def _device_types(device_types: Iterable[str] | str | None) -> tuple[str | None, ...]:
-    if device_types is None:
-        return (None,)
-    types = (device_types,) if isinstance(device_types, str) else tuple(device_types)
-    for t in types:
-        if t not in _DEVICE_TYPES:
-            raise ArgumentError(f"device_types: unknown device type {t!r}; expected one of "
-                                f"{_DEVICE_TYPES}")
-    return types
-
-
-def _device_of(xp: Any, arrays: tuple) -> Any:
-    if xp is np:
-        return get_device("cpu")
-    return get_device(f"cuda:{arrays[0].device.id}")
-
-
-def _read_only(a: Any) -> Any:
-    """A view the user's kernel cannot write through (NumPy; CuPy has no such flag)."""
-    v = a.view()
-    if isinstance(v, np.ndarray):
-        v.flags.writeable = False
-    return v
