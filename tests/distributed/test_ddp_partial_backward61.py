@@ -61,3 +61,60 @@ def test_a_loss_over_some_outputs_leaves_the_others_unused():
                      "b.weight": [[1.0] * 4] * 2, "b.bias": [1.0, 1.0]}
     assert again == {"a.weight": [[6.0] * 4] * 2, "a.bias": [4.0, 4.0],
                      "b.weight": None, "b.bias": None}
+
+
+SPLIT = """
+import ember
+import ember.distributed as dist
+from ember.distributed import DistributedDataParallel as DDP
+from tests.distributed.harness import report
+
+dist.init_process_group("mpi")
+rank = dist.get_rank()
+
+
+class Heads(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = ember.nn.Linear(4, 3)
+        self.b = ember.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.a(x), self.b(x)
+
+
+ember.manual_seed(0)
+m = Heads()
+d = DDP(m, find_unused_parameters=True)
+x = ember.ones(2, 4) * (rank + 1)
+for retain in (False, True):
+    a, b = d(x)
+    a.sum().backward(retain_graph=retain)   # ends the step: b counted unused
+    try:
+        b.pow(2).sum().backward()           # b's gradient would stay rank-local
+        report("no error")
+    except RuntimeError as exc:
+        report([type(exc).__name__, str(exc)])
+    m.zero_grad()
+a, b = d(x)                                  # the next step runs
+(a.sum() + b.pow(2).sum()).backward()
+report(m.b.bias.grad.tolist())
+m.zero_grad()
+a, b = d(x)                                  # a double backward of one loss: averaged + local
+a.sum().backward(retain_graph=True)
+a.sum().backward()
+report(m.a.bias.grad.tolist())
+"""
+
+
+def test_a_second_backward_after_the_step_ended_raises():
+    # torch raises without retain_graph ("backward through the graph a second time": its
+    # _DDPSink node is freed) and with it leaves b's gradient rank-local silently
+    done = run_ranks(SPLIT, 2, timeout=60)
+    for rank in (0, 1):
+        first, retained, step, twice = reports(done)[rank]
+        for err in (first, retained):
+            assert err[0] == "DistError" and "parameter b." in err[1] and "counted unused" in err[1]
+            assert "call backward() once" in err[1]
+        assert step == reports(done)[0][2]
+        assert twice == [4.0, 4.0, 4.0]  # 2 averaged, then 2 local (as torch)

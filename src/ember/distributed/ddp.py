@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -140,7 +141,7 @@ class DistributedDataParallel(nn.Module):
     """
 
     _untracked_attributes = frozenset({  # (per-step bookkeeping)
-        "_armed", "_pending", "_launched", "_check_queued", "_sync_now", "_unused",
+        "_armed", "_pending", "_launched", "_check_queued", "_sync_now", "_unused", "_outputs",
         "_failure", "require_forward_param_sync"})
     # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
     jit_refusal = ("its forward arms the gradients' all-reduce and its gradient hooks talk to "
@@ -191,6 +192,7 @@ class DistributedDataParallel(nn.Module):
         self._check_queued = False
         self._sync_now = True
         self._unused: set[int] = set()
+        self._outputs: list[weakref.ref] = []  # (the nodes of this step's forwards' outputs)
         self._failure: Exception | None = None
         self._divisor = group.size()  # of the summed gradients (join() may count fewer)
         object.__setattr__(self, "_comm_hook", None)
@@ -235,6 +237,8 @@ class DistributedDataParallel(nn.Module):
         if self.require_forward_param_sync:  # (evaluation under no_grad has no backward)
             if not self._armed:  # (else no backward since the last forward: one may follow both)
                 self._arm()
+            if self.find_unused_parameters:
+                self._outputs += _output_nodes(out)
         return out
 
     @contextlib.contextmanager
@@ -295,12 +299,20 @@ class DistributedDataParallel(nn.Module):
         self._launched = 0
         self._pending = sum(len(b.params) for b in self._buckets)
         self._unused = set()
+        self._outputs = []
         self._failure = None
         self._armed = True
+
+    def _through_outputs(self) -> bool:
+        """Whether the running backward goes through the outputs of this step's forwards."""
+        task = running_task()
+        return any(node() is not None and task.will_execute(node()) for node in self._outputs)
 
     def _hook(self, p: Tensor) -> Any:
         def hook(grad: Tensor) -> Tensor | None:
             if not (self._armed and self._sync_now):
+                if self._sync_now and id(p) in self._unused and self._through_outputs():
+                    raise _late_gradient(self._names().get(id(p), "?"))
                 return None
             if not self._check_queued:  # once per backward: did every gradient arrive?
                 self._check_queued = True
@@ -522,6 +534,32 @@ def _check_comm_hook(hook: Any) -> None:
 
 
 parallel.register("DistributedDataParallel", DistributedDataParallel)
+
+
+def _output_nodes(out: Any) -> list[weakref.ref]:
+    """Weak references to the graph nodes of the tensors in ``out`` (nested lists, tuples,
+    dicts)."""
+    found, todo = [], [out]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, Tensor):
+            if item._node is not None:
+                found.append(weakref.ref(item._node))
+        elif isinstance(item, list | tuple):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+    return found
+
+
+def _late_gradient(name: str) -> DistributedError:
+    """The error for a gradient that reaches a parameter the step counted unused after the
+    step ended: two backward calls over one forward's outputs (PyTorch raises without
+    ``retain_graph``, its output node being freed, and keeps a rank-local gradient with it)."""
+    return DistributedError(
+        f"DistributedDataParallel: parameter {name} got a gradient in a backward after this "
+        "forward's step had ended, and was counted unused there, so it would not be averaged "
+        "(the ranks' copies would drift apart). Hint: add the losses and call backward() once")
 
 
 def _sparse_refused(name: str, grad: Any) -> NotImplementedError:
