@@ -136,3 +136,35 @@ def test_lerp_detach_in_place_and_value_queries_as_torch():
     assert_close(nt.new_tensor([1.0, 2.0]), tnt.new_tensor([1.0, 2.0]))
     assert nt.new_tensor([1, 2]).dtype == ember.float64  # (the values' dtype, as torch)
     assert tnt.new_tensor([1, 2]).dtype == torch.float64
+
+
+def _integer_pair():
+    parts = [[[1, 2, 3]], [[4, 6, 8], [3, 5, 7]]]
+    return (ember.nested.nested_tensor([ember.tensor(p) for p in parts]),
+            torch.nested.nested_tensor([torch.tensor(p) for p in parts], layout=torch.jagged))
+
+
+INTEGER_CALLS = [
+    lambda lib, nt, d: nt.gcd(nt), lambda lib, nt, d: nt.lcm(d), lambda lib, nt, d: d.gcd(nt),
+    lambda lib, nt, d: lib.lcm(d, nt), lambda lib, nt, d: nt.bitwise_left_shift(nt),
+    lambda lib, nt, d: lib.bitwise_right_shift(nt, d), lambda lib, nt, d: nt << d,
+    lambda lib, nt, d: d << nt, lambda lib, nt, d: nt >> 1, lambda lib, nt, d: d >> nt,
+    lambda lib, nt, d: 1 << nt, lambda lib, nt, d: nt.clone().bitwise_left_shift_(d),
+]
+
+
+@pytest.mark.parametrize("call", INTEGER_CALLS, ids=range(len(INTEGER_CALLS)))
+def test_gcd_lcm_and_shifts_as_torch(call):
+    # (they raised "gcd: not supported for nested tensors"; the shift operators a TypeError)
+    nt, tnt = _integer_pair()
+    got = call(ember, nt, ember.tensor([2, 4, 1]))
+    assert_close(got, call(torch, tnt, torch.tensor([2, 4, 1])))
+
+
+def test_shift_in_place_operator_writes_the_values():
+    nt, tnt = _integer_pair()
+    original = nt
+    nt <<= ember.tensor([2, 4, 1])
+    tnt <<= torch.tensor([2, 4, 1])
+    assert nt is original
+    assert_close(nt, tnt)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ember
 import ember.special
-from ember.nested.functional import IMPLEMENTATIONS, broadcasting, values_method
+from ember.nested.functional import IMPLEMENTATIONS, broadcasting, reflected, values_method
 from ember.nested.nested_tensor import NestedTensor
 from ember.tensor import Tensor
 
@@ -28,7 +28,8 @@ _UNARY = ("sinc", "erfc", "erfinv", "lgamma", "digamma", "i0", "logit", "deg2rad
 _BINARY = ("divide", "multiply", "subtract", "true_divide", "greater", "greater_equal", "less",
            "less_equal", "not_equal", "hypot", "copysign", "logaddexp", "logaddexp2", "xlogy",
            "fmax", "fmin", "nextafter", "heaviside", "float_power", "logical_and", "logical_or",
-           "logical_xor", "clamp_min", "clamp_max", "arctan2", "igamma", "igammac", "ldexp")
+           "logical_xor", "clamp_min", "clamp_max", "arctan2", "igamma", "igammac", "ldexp",
+           "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift")
 _CONVERTERS = ("byte", "char", "short", "cdouble", "cfloat")
 
 for _name in (*_UNARY, *_BINARY, *(f"{n}_" for n in _UNARY + _BINARY), *_CONVERTERS):
@@ -53,3 +54,10 @@ for _name in _BINARY:
     _fns = _functions(_name)
     for _fn in _fns:  # (one already registered, as atan2, keeps its own)
         IMPLEMENTATIONS.setdefault(_fn, broadcasting(_fns[0]))
+
+# the shift operators: ``nt << d``, ``d << nt`` (the dense tensor's hands over), ``1 << nt``,
+# ``nt <<= d`` (in the values)
+for _name, _symbol in (("bitwise_left_shift", "lshift"), ("bitwise_right_shift", "rshift")):
+    setattr(NestedTensor, f"__{_symbol}__", getattr(NestedTensor, _name))
+    setattr(NestedTensor, f"__i{_symbol}__", getattr(NestedTensor, f"{_name}_"))
+    setattr(NestedTensor, f"__r{_symbol}__", reflected(IMPLEMENTATIONS[vars(Tensor)[_name]]))

@@ -204,10 +204,11 @@ def broadcasting(fn: Callable) -> Callable:
     return op
 
 
-def _reflected(op: Callable) -> Callable:
-    def reflected(self: NestedTensor, other: Any) -> NestedTensor:
+def reflected(op: Callable) -> Callable:
+    """The reflected operator of ``op`` (``__radd__`` of ``add``): ``op(other, self)``."""
+    def reflected_op(self: NestedTensor, other: Any) -> NestedTensor:
         return op(other, self)
-    return reflected
+    return reflected_op
 
 
 for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub__")),
@@ -220,7 +221,7 @@ for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub_
                     (compare.bitwise_or, ("bitwise_or", "__or__")),
                     (compare.bitwise_xor, ("bitwise_xor", "__xor__"))):
     _op = implements(_fn, methods=_names)(broadcasting(_fn))
-    setattr(NestedTensor, "__r" + _names[1][2:], _reflected(_op))
+    setattr(NestedTensor, "__r" + _names[1][2:], reflected(_op))
 NestedTensor.__neg__ = NestedTensor.neg
 for _fn in (compare.lt, compare.le, compare.gt, compare.ge, compare.eq, compare.ne):
     implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(broadcasting(_fn))
