@@ -237,3 +237,21 @@ def test_fill_refuses_a_value_of_several_elements_as_the_float_fill(per_channel)
         t.fill_(torch.tensor([0.1, 0.2, 0.3, 0.4]))
     q.fill_(ember.tensor([0.26], requires_grad=True))  # (one element: as ember.zeros(4).fill_)
     assert q.dequantize()[0, 0].item() == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_a_write_quantizes_only_the_written_positions(per_channel, monkeypatch):
+    def make(lib):
+        x = lib.zeros(100, 4)
+        return (lib.quantize_per_channel(x, lib.tensor([0.1, 0.2, 0.3, 0.4], dtype=lib.float64),
+                                         lib.tensor([0, 1, 2, 3]), 1, lib.quint8)
+                if per_channel else lib.quantize_per_tensor(x, 0.1, 3, lib.quint8))
+    q, t = make(ember), make(torch)
+    sizes, quantize = [], ember.quant.kernels.quantize
+    monkeypatch.setattr(ember.quant.kernels, "quantize",
+                        lambda x, *args, **kw: sizes.append(np.size(x)) or quantize(x, *args, **kw))
+    for lib, target in ((ember, q), (torch, t)):
+        target[3, 1:3] = lib.tensor([0.55, 0.75])
+        target[7] = 1.26
+    assert sizes == [2, 4 if per_channel else 1]  # (not the 400 elements each time)
+    np.testing.assert_array_equal(q.int_repr().numpy(), t.int_repr().numpy())

@@ -189,14 +189,27 @@ class QuantizedTensor(QuantizedViews):
         if isinstance(value, QuantizedTensor):
             self._write_integers(index, value)
             return
-        floats = from_numpy(np.zeros(self.shape, np.float32))
-        floats[index] = value
+        one = self._axis is None and (type(value) in (int, float, bool) or
+                                      isinstance(value, Tensor) and value.ndim == 0)
+        floats = from_numpy(np.zeros(() if one else self._int[index].shape, np.float32))
+        floats[...] = value  # (a number or 0-d value per tensor: quantized once, broadcast)
+        self._int[index] = from_numpy(self._quantized_at(index, floats.detach().numpy()))
+
+    def _quantized_at(self, index: Any, x: np.ndarray) -> np.ndarray:
+        """``x`` (float32, the shape of ``self[index]`` or 0-d per tensor) quantized with the
+        parameters of the positions ``index`` names: only those, not the whole tensor."""
+        dtype = self.dtype
         if self._axis is None:
-            again = quantize_per_tensor(floats, self._scale, self._zero_point, self.dtype)
-        else:
-            again = quantize_per_channel(floats, tensor(self._scale), tensor(self._zero_point),
-                                         self._axis, self.dtype)
-        self._int[index] = again._int[index]
+            return kernels.quantize(x, self._scale, self._zero_point, dtype.min, dtype.max,
+                                    dtype.storage.np, sub_byte=dtype is quint4x2)
+        along = [-1 if d == self._axis else 1 for d in range(self.ndim)]
+        channels = np.broadcast_to(np.arange(self.shape[self._axis]).reshape(along),
+                                   self.shape)
+        written = from_numpy(channels)[index].numpy().ravel()  # (each position's channel)
+        q = kernels.quantize(x.ravel(), np.asarray(self._scale)[written],
+                             np.asarray(self._zero_point)[written], dtype.min, dtype.max,
+                             dtype.storage.np, axis=0)  # (per channel: one per position)
+        return q.reshape(x.shape)
 
     def _write_integers(self, index: Any, value: QuantizedTensor) -> None:
         """A quantized value's integers, where its dtype and per-tensor scale and zero point
