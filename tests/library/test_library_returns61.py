@@ -271,3 +271,6 @@ def test_list_return_without_fake_rule_runs_under_profiler_anomaly_and_autocast(
         with context():
             assert [o.tolist() for o in f(ember.ones(2))] == [[2.0, 2.0], [3.0, 3.0]]
     assert len(runs) == 3  # (the kernel runs once a call)
+    with ember.profiler.profile() as prof:  # (one event, its kernel's ops unseen: as for an
+        f(ember.ones(2))                     # op returning a Tensor)
+    assert [e.name for e in prof.events()] == ["sweep61::split_observed"]

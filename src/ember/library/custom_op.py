@@ -362,7 +362,8 @@ class CustomOpDef:
                 h in DISPATCH.observers or h in DISPATCH.ambient  # ones that compute eagerly:
                 for h in DISPATCH.stack):  # the profiler, anomaly mode, autocast)
             arrays = tuple(t._data for t in inputs)
-            arrs, lens = self._kernel_outputs(inputs[0]._device.xp, arrays, layout)
+            with _untraced():  # (the kernel's own ops unseen, as when the primitive runs)
+                arrs, lens = self._kernel_outputs(inputs[0]._device.xp, arrays, layout)
             self._ran.outs = (arrays, arrs)
             return lens
         specs = tuple(TensorSpec(tuple(t.shape), t.dtype) for t in inputs)
