@@ -165,3 +165,33 @@ def test_tensor_reads_one_element_tensors_anywhere_in_a_sequence_without_an_op_c
     with ember.profiler.profile() as prof:
         got = ember.tensor(data)
     assert [e.name for e in prof.events()] == [] and not got.requires_grad
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, s: m.full(size=s, fill_value=1.0), lambda m, s: m.full(s, 1.0),
+    lambda m, s: m.ones(1).new_full(size=s, fill_value=1.0), lambda m, s: m.ones(1).new_full(s, 1),
+    lambda m, s: m.randint(5, size=s), lambda m, s: m.randint(1, 5, s),
+    lambda m, s: m.empty_strided(size=s, stride=(1,)), lambda m, s: m.empty_permuted(s, (0,)),
+    lambda m, s: m.normal(0.0, 1.0, size=s), lambda m, s: m.normal(0.0, 1.0, s)],
+    ids=["full(size=)", "full", "new_full(size=)", "new_full", "randint(size=)", "randint",
+         "empty_strided", "empty_permuted", "normal(size=)", "normal"])
+def test_every_size_argument_must_be_a_sequence_as_torch(call):
+    # a number, a tensor or a range as the one size argument: torch refuses; Ember read them
+    for lib in (ember, torch):
+        for bad in (3, lib.tensor([3]), range(3, 4)):
+            with pytest.raises(TypeError, match="must be tuple of ints|invalid combination"):
+                call(lib, bad)
+        assert tuple(call(lib, [3]).shape) == (3,) == tuple(call(lib, lib.Size([3])).shape)
+
+
+@pytest.mark.parametrize("call", [lambda m: m.zeros(size=None), lambda m: m.ones(size=None),
+                                  lambda m: m.empty(size=None), lambda m: m.rand(size=None),
+                                  lambda m: m.randn(size=None),
+                                  lambda m: m.ones(1).new_zeros(size=None),
+                                  lambda m: m.ones(1).new_empty(size=None),
+                                  lambda m: m.eye(2).to_sparse().new_zeros(size=None)])
+def test_size_none_is_refused_as_torch(call):
+    # Ember read size=None as no size given: a 0-d tensor
+    for lib in (ember, torch):
+        with pytest.raises(TypeError, match="argument 'size' must be tuple of ints, not NoneType"):
+            call(lib)

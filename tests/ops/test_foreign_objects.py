@@ -98,7 +98,9 @@ def test_broadcast_shapes_reads_a_bool_as_torch():
                          ids=["broadcast_shapes", "empty_strided"])
 @pytest.mark.parametrize("kind", list(FOREIGN))
 def test_a_foreign_tensor_as_a_size_is_named(call, kind):
-    with pytest.raises(TypeError, match=rf"must be an int, got {kind}"):
+    # (empty_strided's size is one argument: a tuple or list, as torch's parser wants)
+    with pytest.raises(TypeError, match=rf"(must be an int, got|must be tuple of ints, not) "
+                                        rf"{kind}"):
         call(FOREIGN[kind]())
 
 
@@ -106,7 +108,8 @@ def test_sizes_still_read_as_before():
     assert ember.broadcast_shapes(ember.tensor(2), ember.tensor([3, 1])) == (3, 2)
     assert ember.broadcast_shapes((3, 1), [4], 1) == torch.broadcast_shapes((3, 1), [4], 1)
     assert ember.empty_strided([2, 3], [1, 2]).stride() == (1, 2)
-    assert ember.empty_strided(ember.tensor([2, 3]), (1, 2)).shape == (2, 3)
+    with pytest.raises(TypeError, match="must be tuple of ints"):  # (as torch)
+        ember.empty_strided(ember.tensor([2, 3]), (1, 2))
 
 
 def test_foreign_offsets_and_states_are_named():

@@ -21,6 +21,7 @@ from ember.ops.creation import (
     check_strided,
     from_numpy,
     linspace,
+    sequence_size,
     tensor,
 )
 from ember.ops.fits import check_fits, check_number_int
@@ -197,8 +198,8 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = No
         (1, 2)
     """
     check_strided("empty_strided", layout)
-    size, stride = as_ints(size, "empty_strided", "size"), as_ints(stride, "empty_strided",
-                                                                    "stride")
+    size = as_ints(sequence_size("empty_strided", size), "empty_strided", "size")
+    stride = as_ints(stride, "empty_strided", "stride")
     if len(size) != len(stride):
         raise ShapeError(f"empty_strided: dimensionality of sizes ({len(size)}) must match "
                          f"dimensionality of strides ({len(stride)})")
@@ -217,7 +218,7 @@ def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device
         (105, 1, 21, 3)
     """
     check_strided("empty_permuted", layout)
-    size = as_ints(size, "empty_permuted", "size")
+    size = as_ints(sequence_size("empty_permuted", size), "empty_permuted", "size")
     order = as_ints(physical_layout, "empty_permuted", "physical_layout")
     if len(size) != len(order):
         raise ShapeError(f"empty_permuted: physical_layout {list(order)} needs one entry per "

@@ -70,9 +70,6 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full"
            "ones_like", "empty_like", "full_like", "arange", "range", "linspace", "eye"]
 
 
-SizeArg = Sequence[int] | int
-
-
 def _shape(size: tuple, op: str) -> tuple[int, ...]:
     """Reads ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` alike."""
     if len(size) == 1 and type(size[0]) is not int and \
@@ -104,16 +101,28 @@ def check_strided(op: str, layout: Any) -> None:
                             "ember.strided, or convert the result with .to_sparse()")
 
 
-def given_size(op: str, sizes: tuple, size: Any) -> tuple:
-    """The size a factory got, positionally (``sizes``) or as ``size=``, not both."""
-    if size is None:
-        return sizes
-    if not isinstance(size, tuple | list):  # (torch's parser: a number or tensor is refused)
+NO_SIZE: Any = object()  # (``size=``'s default: None is refused, as PyTorch's parser does)
+
+
+def sequence_size(op: str, size: Any) -> tuple | list:
+    """``size`` given as one argument (``size=``, or ``full``'s first), as PyTorch's parser
+    takes it: a tuple or list of ints (an ``ember.Size``); a number, tensor, range or None is
+    a TypeError."""
+    if not isinstance(size, tuple | list):
         raise ArgumentTypeError(f"{op}(): argument 'size' must be tuple of ints, not "
                                 f"{type_name(size)}. Hint: a tuple or list of ints, as size=(3,)")
+    return size
+
+
+def given_size(op: str, sizes: tuple, size: Any) -> tuple:
+    """The size a factory got, positionally (``sizes``) or as ``size=`` (``NO_SIZE`` when not
+    given), not both."""
+    if size is NO_SIZE:
+        return sizes
+    sequence_size(op, size)
     if sizes:
-        raise ArgumentTypeError(f"{op}: got a size both positionally {sizes} and as "
-                                f"size={size!r}")
+        raise ArgumentTypeError(f"{op}() got multiple values for argument 'size': {sizes} "
+                                f"positionally and size={size!r}")
     return (size,)
 
 
@@ -264,21 +273,21 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_gra
     return _finish(array, dev, requires_grad)
 
 
-def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+def zeros(*sizes: Any, size: Any = NO_SIZE, dtype: Any = None, device: Any = None,
           requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor of zeros: ``ember.zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
     check_strided("zeros", layout)
     return _make("zeros", 0, given_size("zeros", sizes, size), dtype, device, requires_grad)
 
 
-def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+def ones(*sizes: Any, size: Any = NO_SIZE, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor of ones: ``ember.ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``."""
     check_strided("ones", layout)
     return _make("ones", 1, given_size("ones", sizes, size), dtype, device, requires_grad)
 
 
-def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+def empty(*sizes: Any, size: Any = NO_SIZE, dtype: Any = None, device: Any = None,
           requires_grad: bool = False, memory_format: memory_format = contiguous_format,
           layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor whose values are whatever memory held: ``ember.empty(2, 3)``; laid out in
@@ -296,7 +305,7 @@ def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
                  memory_format)
 
 
-def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = None,
+def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows it as in PyTorch.
 
@@ -310,8 +319,7 @@ def full(size: SizeArg, fill_value: Any, *, dtype: Any = None, device: Any = Non
             dtype = dtypes.number_dtype(fill_value)
         except DTypeError:
             raise not_a_number(fill_value) from None
-    return _make("full", fill_value, (size,),
-                 dtype, device, requires_grad)
+    return _make("full", fill_value, (sequence_size("full", size),), dtype, device, requires_grad)
 
 
 def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_grad: bool,

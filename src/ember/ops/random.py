@@ -30,12 +30,14 @@ from ember.errors import (
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import (
+    NO_SIZE,
     _non_negative,
     _numbers,
     _shape,
     check_strided,
     full,
     given_size,
+    sequence_size,
     zeros,
 )
 from ember.ops.forwarding import check_tensors
@@ -232,7 +234,7 @@ def _complex_sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType,
     return out.requires_grad_(True) if requires_grad else out
 
 
-def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
+def rand(*sizes: Any, size: Any = NO_SIZE, generator: Generator | None = None,
          dtype: Any = None, device: Any = None, requires_grad: bool = False,
          layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Uniform samples from [0, 1): ``ember.rand(2, 3)`` (or ``rand(size=(2, 3))``). A complex
@@ -247,7 +249,7 @@ def rand(*sizes: Any, size: Any = None, generator: Generator | None = None,
                     generator=generator)
 
 
-def randn(*sizes: Any, size: Any = None, generator: Generator | None = None,
+def randn(*sizes: Any, size: Any = NO_SIZE, generator: Generator | None = None,
           dtype: Any = None, device: Any = None, requires_grad: bool = False,
           layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Standard normal samples: ``ember.randn(2, 3)`` (or ``randn(size=(2, 3))``). A complex
@@ -332,8 +334,8 @@ def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
                          "draw a real dtype and convert with .to()")
     refuse_limited("randint", dt, dtypes.WIDE_UNSIGNED)
     check_draw_bounds("randint", low, high - 1, dt)
-    return _sampled("randint", RandInt, (size,), dt, device, requires_grad, low=low,
-                    high=high, generator=generator)
+    return _sampled("randint", RandInt, (sequence_size("randint", size),), dt, device,
+                    requires_grad, low=low, high=high, generator=generator)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
@@ -420,7 +422,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
     mean, std = _numbers("normal", mean, std)
     if size is None:
         raise ShapeError("normal: give size= when mean and std are numbers")
-    shape = _shape((size,), "normal")
+    shape = _shape((sequence_size("normal", size),), "normal")
     _check_std(float(std))
     dt = _float_dtype(dtype, "normal", complex_ok=True)
     if dt.is_complex:

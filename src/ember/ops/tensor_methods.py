@@ -39,6 +39,7 @@ from ember.ops.compare import ge, gt, le, lt, ne
 from ember.ops.constructors import empty_strided
 from ember.ops.convert import to
 from ember.ops.creation import (
+    NO_SIZE,
     _shape,
     check_strided,
     empty,
@@ -46,6 +47,7 @@ from ember.ops.creation import (
     given_size,
     made_per_sample,
     ones,
+    sequence_size,
     tensor,
     zeros,
 )
@@ -100,7 +102,7 @@ def _new(self: Tensor, name: str, make: Callable, size: tuple, dtype: Any, devic
 
 
 @method()
-def new_zeros(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+def new_zeros(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
               device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
     """Zeros of ``size`` (given as ``*sizes``, a sequence or ``size=``) with ``self``'s dtype
     and device unless given.
@@ -114,7 +116,7 @@ def new_zeros(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
 
 
 @method()
-def new_ones(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+def new_ones(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
              device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
     """Ones of ``size`` (given as ``*sizes``, a sequence or ``size=``) with ``self``'s dtype
     and device unless given.
@@ -138,13 +140,12 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, dev
         >>> ember.zeros(1).new_full((2,), 7)
         tensor([7., 7.])
     """
-    shape = tuple(size) if not isinstance(size, int) else (size,)
-    return _new(self, "new_full", full, (shape,), dtype, device, requires_grad, layout,
-                fill_value)
+    return _new(self, "new_full", full, (sequence_size("new_full", size),), dtype, device,
+                requires_grad, layout, fill_value)
 
 
 @method()
-def new_empty(self: Tensor, *sizes: Any, size: Any = None, dtype: Any = None,
+def new_empty(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
               device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
     """An uninitialised tensor of ``size`` (``*sizes``, a sequence or ``size=``) with ``self``'s
     dtype and device unless given.

@@ -26,7 +26,7 @@ from ember.layouts import (
     sparse_csr,
     strided,
 )
-from ember.ops.creation import zeros
+from ember.ops.creation import NO_SIZE, given_size, zeros
 from ember.ops.dims import normalize_dims
 from ember.ops.shape import read_sizes
 from ember.sparse import convert as _convert
@@ -241,7 +241,7 @@ def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
 SparseTensor.mv, SparseTensor.bmm = _mv, bmm
 
 
-def _new_zeros(self: SparseTensor, *sizes: Any, size: Any = None, dtype: Any = None,
+def _new_zeros(self: SparseTensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
                device: Any = None, requires_grad: bool = False, layout: Any = None,
                pin_memory: bool = False) -> Any:
     """``S.new_zeros(size)``: a sparse tensor of ``size`` with no specified elements, in
@@ -253,12 +253,8 @@ def _new_zeros(self: SparseTensor, *sizes: Any, size: Any = None, dtype: Any = N
         >>> s.new_zeros(2, 3)._nnz(), tuple(s.new_zeros(size=(2, 3)).shape)
         (0, (2, 3))
     """
-    if size is not None and sizes:
-        raise TypeError("new_zeros() got multiple values for argument 'size'")
-    if size is not None and not isinstance(size, (tuple, list)):  # (torch's size= is a tuple)
-        raise ArgumentTypeError(f"new_zeros(): argument 'size' must be tuple of ints, not "
-                                f"{type_name(size)}. Hint: pass a tuple or list, e.g. size=(2, 3)")
-    size, dtype = tuple(read_sizes(sizes if size is None else (size,))), dtype or self.dtype
+    size = tuple(read_sizes(given_size("new_zeros", sizes, size)))
+    dtype = dtype or self.dtype
     device, made = device or self.device, self.layout if layout is None else layout
     if not isinstance(made, type(strided)):
         raise ArgumentTypeError(f"new_zeros: layout must be an ember layout (ember.strided, "
