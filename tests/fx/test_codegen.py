@@ -2,12 +2,15 @@
 as torch.fx's (a ``ListCodeGen`` as in its documentation runs on both)."""
 
 import copy
+import pickle
 
 import numpy as np
+import pytest
 import torch
 import torch.fx
 
 import ember
+from ember.fx.placeholders import SpecializedArgumentError
 
 
 def _list_codegen(fx):
@@ -101,3 +104,53 @@ def test_a_generate_output_of_several_lines_passes_through_a_body_transformer():
     gm.graph.on_generate_code(lambda _: lambda body: ["a = a * 3\n", *body])
     gm.recompile()
     assert gm(ember.ones(1)).item() == 8.0
+
+
+def _pickled(fx, lib):
+    class Local(fx.CodeGen):  # (a class local to a function does not pickle)
+        def gen_fn_def(self, free_vars, maybe_return_annotation):
+            return f"def forward(self, args):\n    {', '.join(free_vars)}, = args"
+
+        def process_inputs(self, *inputs):
+            return inputs[0]
+
+    gm = fx.symbolic_trace(lambda a, b: a * b)
+    gm.graph.set_codegen(Local())
+    gm.recompile()
+    listed = pickle.loads(pickle.dumps(gm))([lib.ones(1) * 2, lib.ones(1) * 3]).item()
+    seq = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU())
+    gm = fx.symbolic_trace(seq)
+    gm.graph.on_generate_code(lambda _: lambda body: [b.replace("input_1)", "input_1 * 2)")
+                                                      for b in body])
+    gm.recompile()
+    x = lib.ones(1, 2)
+    return listed, (pickle.loads(pickle.dumps(gm))(x) - seq(x * 2)).abs().max().item()
+
+
+def test_a_local_codegen_or_a_kept_transformer_pickles_as_torch_fx():
+    assert _pickled(ember.fx, ember) == _pickled(torch.fx, torch) == (6.0, 0.0)
+
+
+def test_a_retraced_pickle_keeps_the_specialized_check():
+    gm = ember.fx.symbolic_trace(lambda x, n: x * n, concrete_args={"n": 2})
+    gm.graph.on_generate_code(lambda _: lambda body: body)
+    gm.recompile()
+    again = pickle.loads(pickle.dumps(gm))
+    assert again(ember.ones(1)).item() == 2.0
+    with pytest.raises(SpecializedArgumentError):
+        again(ember.ones(1), 3)
+
+
+def test_a_generated_forward_naming_a_local_function_is_refused_clearly():
+    def local(x):
+        return x + 1
+
+    gm = ember.fx.symbolic_trace(lambda x: x * 2)
+    mul = next(n for n in gm.graph.nodes if n.op == "call_function")
+    with gm.graph.inserting_after(mul):
+        added = gm.graph.call_function(local, (mul,))
+    mul.replace_all_uses_with(added, lambda u: u.op == "output")
+    gm.graph.on_generate_code(lambda _: lambda body: body)
+    gm.recompile()
+    with pytest.raises(pickle.PicklingError, match="names local_1 .*Hint: define them at module"):
+        pickle.dumps(gm)

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import copy
+import importlib
 import os
 import pickle
+import types
 from typing import Any
 
 from ember.fx.codegen import PythonCode
@@ -70,6 +72,7 @@ class GraphModule(Module):
         """Regenerates ``forward`` from :attr:`graph`."""
         python_code = self._graph.python_code("self")
         object.__setattr__(self, "_code", python_code.src)
+        object.__setattr__(self, "_code_globals", python_code.globals)
         type(self).forward = define(python_code.src, f"ember.fx {type(self).__name__}",
                                     "forward", python_code.globals)
         return python_code
@@ -158,9 +161,14 @@ class GraphModule(Module):
 
     def __reduce__(self) -> tuple:
         """Pickles the module as its class, attributes and a copy of its graph; the
-        ``forward`` is generated again when unpickled, as torch.fx's. A node type that does
-        not pickle (a class local to a function, from an annotation) is kept by its name."""
+        ``forward`` is generated again when unpickled. A node type that does not pickle (a
+        class local to a function, from an annotation) is kept by its name. Where the code
+        generator does not pickle (a class local to a function, an ``on_generate_code``
+        transformer kept), the generated ``forward`` is pickled instead and traced again when
+        unpickled (all submodules kept as calls), as torch.fx pickles a GraphModule."""
         cls, state, graph, class_name = self._parts()
+        if not _pickles(graph._codegen):
+            return _retraced, (cls, state, self._code, _source_globals(self), class_name)
         for node in graph.nodes:
             if node.type is not None and not _pickles(node.type):
                 node.type = getattr(node.type, "__qualname__", repr(node.type))
@@ -180,7 +188,8 @@ class GraphModule(Module):
         copied = graph.output(graph.graph_copy(self._graph, {}),
                               output.type if output is not None else None)
         copied.meta = dict(output.meta) if output is not None else {}
-        state = {n: v for n, v in self.__dict__.items() if n not in ("_graph", "_code")}
+        state = {n: v for n, v in self.__dict__.items()
+                 if n not in ("_graph", "_code", "_code_globals")}
         # (the class GraphModule made for this object is generated: its base is pickled)
         return type(self).__bases__[0], state, graph, type(self).__name__
 
@@ -194,6 +203,44 @@ def _pickles(value: Any) -> bool:
     except (pickle.PicklingError, AttributeError, TypeError):
         return False
     return True
+
+
+def _source_globals(gm: GraphModule) -> dict[str, Any]:
+    """The generated ``forward``'s globals as they pickle: modules by their names."""
+    found = {name: _ModuleName(value.__name__) if isinstance(value, types.ModuleType) else value
+             for name, value in gm._code_globals.items()}
+    for name, value in found.items():
+        if not _pickles(value):
+            raise pickle.PicklingError(
+                f"GraphModule: its code generator ({type(gm.graph._codegen).__name__}, or an "
+                f"on_generate_code transformer) does not pickle, so its generated forward is "
+                f"pickled instead, but that names {name} ({value!r}), which does not pickle "
+                f"either. Hint: define them at module level, or pickle after the "
+                f"on_generate_code `with`")
+    return found
+
+
+class _ModuleName(str):
+    """A Python module among the pickled globals of a generated ``forward``, by its name."""
+
+
+def _retraced(cls: type, state: dict, src: str, globals_: dict[str, Any],
+              class_name: str) -> GraphModule:
+    """A ``cls`` of the graph traced from the generated ``forward`` ``src`` (with its
+    ``globals_``) run on a module holding ``state``, as torch.fx unpickles a GraphModule."""
+    from ember.fx.tracer import Tracer
+
+    class KeepModules(Tracer):
+        def is_leaf_module(self, m: Module, module_qualified_name: str) -> bool:
+            return True
+
+    globals_ = {name: importlib.import_module(value) if isinstance(value, _ModuleName)
+                else value for name, value in globals_.items()}
+    forward = define(src, f"ember.fx {class_name} (unpickled)", "forward", globals_)
+    holder = type(class_name, (Module,), {"forward": forward})()
+    for name, value in state.items():
+        object.__setattr__(holder, name, value)
+    return _rebuilt(cls, state, KeepModules().trace(holder), class_name)
 
 
 def _rebuilt(cls: type, state: dict, graph: Graph, class_name: str) -> GraphModule:

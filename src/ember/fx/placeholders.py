@@ -23,6 +23,7 @@ from ember.backend.device import Device
 from ember.dtypes import DType
 from ember.errors import ArgumentError
 from ember.fx.node import Node, has_side_effect
+from ember.fx.proxy import Proxy
 from ember.layouts import layout, memory_format
 from ember.tensor import Tensor
 
@@ -154,7 +155,11 @@ class SpecializedArgumentError(ArgumentError, AssertionError):
 @has_side_effect
 def check_specialized(value: Any, expected: Any, name: str) -> None:
     """The check a graph traced with ``concrete_args={name: expected}`` runs first: the
-    graph holds only the branch ``expected`` took, so another value is refused."""
+    graph holds only the branch ``expected`` took, so another value is refused (traced
+    itself, the check is recorded)."""
+    if isinstance(value, Proxy):  # (the generated code traced again: an unpickled module)
+        return value.tracer.create_node("call_function", check_specialized,
+                                        (value.node, expected, name), {})
     if _passes(value, expected):
         return
     scalar = _guardable(value) or isinstance(value, (numbers.Number, np.generic))
