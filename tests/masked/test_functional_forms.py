@@ -99,3 +99,13 @@ def test_dense_shift_method_and_operator_hand_a_masked_operand_over():
     assert_same(dense.bitwise_left_shift(e), tdense.bitwise_left_shift(t))
     assert_same(dense << e, tdense << t)
     assert_same(dense >> e, tdense >> t)
+
+
+def test_isclose_with_a_masked_operand_in_any_place():
+    # (it raised "isclose: does not take a MaskedTensor"; torch keeps the MaskedTensor's mask)
+    e, t = _pair()
+    dense, tdense = e.get_data() + 1e-6, t.get_data() + 1e-6
+    assert_same(dense.isclose(e), tdense.isclose(t))
+    assert_same(ember.isclose(dense, e, atol=1e-3), torch.isclose(tdense, t, atol=1e-3))
+    assert_same(e.isclose(dense, rtol=0.0, atol=0.0), t.isclose(tdense, rtol=0.0, atol=0.0))
+    assert_same(e.isclose(e), t.isclose(t))
