@@ -154,3 +154,9 @@ def test_a_generated_forward_naming_a_local_function_is_refused_clearly():
     gm.recompile()
     with pytest.raises(pickle.PicklingError, match="names local_1 .*Hint: define them at module"):
         pickle.dumps(gm)
+
+
+def test_a_codegen_starts_with_torch_fxs_fields():
+    fields = [(g._body_transformer, g._func_name) for g in (ember.fx.CodeGen(),
+                                                          torch.fx.CodeGen())]
+    assert fields[0] == fields[1] == (None, "forward")
