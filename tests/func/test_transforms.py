@@ -205,6 +205,14 @@ def test_vjp_none_cotangent_of_an_integer_output_says_it_is_ignored() -> None:
     np.testing.assert_allclose(g.numpy(), np.cos(np.ones(3)))
 
 
+def test_vjp_cotangent_of_a_wrong_type_is_named_with_its_article() -> None:
+    _, fn = ef.vjp(lambda x: x.sin(), ember.ones(3, dtype=ember.float64))
+    with pytest.raises(ember.GradError, match="cotangent 0 is an int, expected a tensor"):
+        fn(1)
+    with pytest.raises(ember.GradError, match="cotangent 0 is a float, expected a tensor"):
+        fn(1.0)
+
+
 # -- jvp -------------------------------------------------------------------------------------
 def test_jvp_against_torch_pytrees_and_aux() -> None:
     (ex, tx), (ey, ty) = _pair(2, 3), _pair(3, seed=3)
