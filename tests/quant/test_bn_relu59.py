@@ -185,7 +185,51 @@ def test_quantized_batch_norm_function_as_torch(shape, dtype, zero_point):
 def test_quantized_batch_norm_function_names_missing_statistics():
     x = ember.quantize_per_tensor(ember.zeros(2, 3), 0.1, 0, ember.quint8)
     one = ember.ones(3)
-    with pytest.raises(ember.errors.ArgumentError, match="weight of shape"):
+    with pytest.raises(ember.errors.ArgumentError, match="weight of C = 3 elements"):
         ember.quantized_batch_norm(x, None, one, one, one, 1e-5, 0.1, 0)
-    with pytest.raises(ember.errors.ArgumentError, match=r"var of shape .*got input shape"):
+    with pytest.raises(ember.errors.ArgumentError, match=r"var of C = 3 .*got input shape"):
         ember.quantized_batch_norm(x, one, one, one, ember.ones(4), 1e-5, 0.1, 0)
+
+
+def _qbn(lib, shape=(2, 3), zero_point=2, **stats):
+    x = lib.quantize_per_tensor(lib.linspace(-1, 1, int(np.prod(shape))).reshape(shape),
+                                0.1, 3, lib.quint8)
+    one, zero = lib.ones(3), lib.zeros(3)
+    args = {"weight": one * 1.5, "bias": zero + 0.25, "mean": zero + 0.1, "var": one * 0.5}
+    args.update({k: v(lib) for k, v in stats.items()})
+    return lib.quantized_batch_norm(x, *args.values(), 1e-5, 0.1, zero_point)
+
+
+_ARG, _DTYPE = ember.errors.ArgumentError, ember.errors.DTypeError
+
+
+@pytest.mark.parametrize("case, error, message", [
+    ({"shape": (1, 3, 1, 1, 1, 2)}, _ARG, "expected a 2-D to 5-D"),
+    ({"shape": (3,)}, _ARG, "expected a 2-D to 5-D"),
+    ({"weight": lambda L: L.ones(3, dtype=L.float64)}, _DTYPE, "weight must be float32"),
+    ({"var": lambda L: L.ones(3, dtype=L.float16)}, _DTYPE, "var must be float32"),
+    ({"mean": lambda L: L.zeros(3, dtype=L.int64)}, _DTYPE, "mean must be float32"),
+    ({"zero_point": 2.7}, ember.errors.ArgumentTypeError, "output_zero_point must be an int"),
+    ({"zero_point": True}, ember.errors.ArgumentTypeError, "output_zero_point must be an int"),
+], ids=["6-D", "1-D", "float64 weight", "float16 var", "int64 mean", "zero point 2.7", "True"])
+def test_quantized_batch_norm_function_refuses_what_torch_refuses(case, error, message):
+    with pytest.raises((RuntimeError, TypeError)):
+        _qbn(torch, **case)
+    with pytest.raises(error, match=f"^quantized_batch_norm: {message}"):
+        _qbn(ember, **case)
+
+
+@pytest.mark.parametrize("name", ["weight", "bias", "mean", "var"])
+@pytest.mark.parametrize("shape", [(1, 3), (3, 1)])
+def test_quantized_batch_norm_function_takes_statistics_of_c_elements_as_torch(name, shape):
+    value = {"weight": 1.5, "bias": 0.25, "mean": 0.1, "var": 0.5}[name]
+    yt, ye = (_qbn(lib, **{name: lambda L: L.full(shape, value)}) for lib in (torch, ember))
+    np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())
+
+
+def test_quantized_batch_norm_function_error_names_the_op_once():
+    q = ember.quantize_per_channel(ember.zeros(2, 3), ember.tensor([0.1, 0.1]),
+                                   ember.tensor([0, 0]), 0, ember.quint8)
+    one = ember.ones(3)
+    with pytest.raises(ember.errors.DTypeError, match="^quantized batch_norm: expected"):
+        ember.quantized_batch_norm(q, one, one, one, one, 1e-5, 0.1, 0)

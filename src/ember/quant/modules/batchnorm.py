@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 
 from ember import nn
-from ember.errors import ArgumentError
+from ember.dtypes import float32
+from ember.errors import ArgumentError, DTypeError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
+from ember.ops.int_args import as_float, as_int
 from ember.quant.modules import intrinsic as nni
 from ember.quant.modules.quantized import _quantized_input, output_qparams
 from ember.quant.qtensor import QuantizedTensor
@@ -59,8 +61,9 @@ def _batch_norm(x: QuantizedTensor, weight: np.ndarray | None, bias: np.ndarray 
 def quantized_batch_norm(input: QuantizedTensor, weight: Tensor, bias: Tensor, mean: Tensor,
                          var: Tensor, eps: float, output_scale: float,
                          output_zero_point: int) -> QuantizedTensor:
-    """Batch norm of a per-tensor quantized ``(N, C, *)`` tensor with the given statistics,
-    quantized to ``output_scale`` and ``output_zero_point`` (``torch.quantized_batch_norm``).
+    """Batch norm of a per-tensor quantized 2-D to 5-D ``(N, C, *)`` tensor with the given
+    float32 statistics (``C`` elements each), quantized to ``output_scale`` and the integer
+    ``output_zero_point`` (``torch.quantized_batch_norm``).
 
     Example:
         >>> x = ember.quantize_per_tensor(ember.tensor([[1.0, 2.0]]), 0.5, 0, ember.quint8)
@@ -68,16 +71,25 @@ def quantized_batch_norm(input: QuantizedTensor, weight: Tensor, bias: Tensor, m
         >>> ember.quantized_batch_norm(x, one, zero, zero, one, 0.0, 0.25, 0).dequantize()
         tensor([[1., 2.]])
     """
-    x = _quantized_input("quantized_batch_norm", input, (quint8, qint8, qint32))
+    op = "quantized_batch_norm"
+    x = _quantized_input("batch_norm", input, (quint8, qint8, qint32))
+    if not 2 <= x.ndim <= 5:
+        raise ArgumentError(f"{op}: expected a 2-D to 5-D (N, C, *) input (as PyTorch), got "
+                            f"shape {tuple(x.shape)}")
     stats = {"weight": weight, "bias": bias, "mean": mean, "var": var}
     for name, value in stats.items():
-        if not isinstance(value, Tensor) or x.ndim < 2 or tuple(value.shape) != (x.shape[1],):
-            raise ArgumentError(f"quantized_batch_norm: expected an (N, C, *) input and a "
-                                f"float tensor {name} of shape (C,), got input shape "
+        if not isinstance(value, Tensor) or value.numel() != x.shape[1]:
+            raise ArgumentError(f"{op}: expected a float32 tensor {name} of C = {x.shape[1]} "
+                                f"elements (as PyTorch, any shape), got input shape "
                                 f"{tuple(x.shape)} and {name} "
                                 f"{getattr(value, 'shape', type(value).__name__)}")
-    w, b, m, v = (t.detach().numpy().astype(_F32) for t in stats.values())
-    return _batch_norm(x, w, b, m, v, eps, float(output_scale), int(output_zero_point), False)
+        if value.dtype is not float32:
+            raise DTypeError(f"{op}: {name} must be float32 (as PyTorch), got "
+                             f"{value.dtype.name}. Hint: pass {name}.float()")
+    w, b, m, v = (t.detach().numpy().reshape(-1) for t in stats.values())
+    return _batch_norm(x, w, b, m, v, as_float(eps, op, "eps"),
+                       as_float(output_scale, op, "output_scale"),
+                       as_int(output_zero_point, op, "output_zero_point"), False)
 
 
 class _QuantizedBatchNorm:
