@@ -76,6 +76,7 @@ from ember.ops.lp_pool import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
 from ember.ops.masking import *  # noqa: F403
 from ember.ops.native_functions import *  # noqa: F403
+from ember.ops.new_constructors import *  # noqa: F403
 from ember.ops.nonzero import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
 from ember.ops.norms import *  # noqa: F403
@@ -135,7 +136,8 @@ _FAMILIES = ("activations", "adaptive_avg_pool", "arithmetic", "attention", "bat
              "linalg_tensor",
              "linear", "linear_cross_entropy", "local_response_norm", "lobpcg", "logsumexp",
              "loss", "lowrank", "lp_pool",
-             "margin_loss", "masking", "multi_head_attention", "native_functions", "nonzero",
+             "margin_loss", "masking", "multi_head_attention", "native_functions",
+             "new_constructors", "nonzero",
              "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
              "random_fill",
              "random_gamma", "random_von_mises", "reduce", "rnn", "rnn_cells", "rounding",
