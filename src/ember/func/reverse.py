@@ -236,8 +236,9 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                 hint = "" if o.dtype.is_floating_point or o.dtype.is_complex else (
                     f". Hint: output {i} is {o.dtype.name}, which has no gradient, so its "
                     "cotangent is ignored: pass a tensor of its shape (ember.zeros_like of it)")
-                raise GradError(f"vjp_fn: cotangent {i} is a {type(c).__name__}, expected a "
-                                f"tensor{hint}")
+                kind = type(c).__name__
+                raise GradError(f"vjp_fn: cotangent {i} is {'an' if kind[0] in 'aeiou' else 'a'} "
+                                f"{kind}, expected a tensor{hint}")
             if tuple(c.shape) != tuple(o.shape):
                 raise ShapeError(f"vjp_fn: cotangent {i} has shape {tuple(c.shape)} but the "
                                  f"output it belongs to has shape {tuple(o.shape)}")
