@@ -12,6 +12,7 @@ The methods are installed on :class:`~ember.masked.MaskedTensor` when this modul
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 from collections.abc import Callable
@@ -185,6 +186,17 @@ def _binary(op: str, fn: Callable[[Any, Any], Any] | None = None,
     return method
 
 
+def _isclose(self: MaskedTensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> MaskedTensor:
+    """``isclose`` of the data and ``other`` (a tensor, a number or a MaskedTensor of the same
+    mask) with the mask kept, as torch's MaskedTensor (which takes its tolerances)."""
+    return _binary("isclose", functools.partial(_close, rtol, atol, equal_nan))(self, other)
+
+
+def _close(rtol: float, atol: float, equal_nan: bool, input: Any, other: Any) -> Tensor:
+    return ember.isclose(input, other, rtol, atol, equal_nan)
+
+
 def _binary_inplace(op: str) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, other: Any, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
@@ -312,6 +324,11 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
         if isinstance(input, MaskedTensor):
             return getattr(input, name)(other)
         return _binary(name, op, reflected=True)(other, input)
+    if name == "isclose":  # (its tolerances come positionally: ember.isclose's hand-over)
+        input, other, *tolerances = args
+        if isinstance(input, MaskedTensor):
+            return _isclose(input, other, *tolerances, **kwargs)
+        return _binary(name, functools.partial(_close, *tolerances), reflected=True)(other, input)
     if name in ("softmax", "softmin"):  # (F.softmax(mt, dim=None) picks the dim as for tensors)
         input, dim = args
         dim = implicit_dim(name, input.ndim) if dim is None else dim
@@ -346,7 +363,7 @@ def _install() -> None:
     table.update({dunder: table[op] for dunder, op in UNARY_OPERATORS.items()})
     table.update({dunder: table[op] for dunder, op in INPLACE_OPERATORS.items()})
     table.update({op: _unsupported(op) for op in ("__matmul__", "__rmatmul__", "__iter__")})
-    table["softmax"], table["copy_"] = softmax, copy_
+    table["softmax"], table["copy_"], table["isclose"] = softmax, copy_, _isclose
     for name, method in table.items():
         setattr(MaskedTensor, name, method)
     register(MaskedTensor, handle)
