@@ -291,6 +291,19 @@ def test_grad_runs_hooks_of_the_leaves_it_returns_only():
     assert seen == ["x"] and w.grad is None
 
 
+def test_a_hook_sees_whether_the_pass_accumulates_into_grad():
+    # (DDP's hooks communicate only in passes that fill .grad, as torch's AccumulateGrad hooks)
+    from ember.autograd.engine import running_task
+
+    seen = []
+    x = ember.randn(3, requires_grad=True)
+    x.register_hook(lambda g: seen.append(running_task().accumulates))
+    ember.autograd.grad((x * 2).sum(), x)
+    (x * 2).sum().backward()
+    (x * 2).sum().backward(inputs=[x])
+    assert seen == [False, True, True]
+
+
 def test_an_assigned_grad_must_have_the_tensors_shape():
     # (an optimizer's one-pass update reads the gradient as long as the parameter)
     w = ember.zeros(3, requires_grad=True)

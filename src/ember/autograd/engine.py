@@ -193,7 +193,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         if not t.requires_grad:
             raise GradError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
-                 create_graph)
+                 create_graph, accumulates=False)
     for i, g in enumerate(found):
         if g is None and not allow_unused:
             raise GradError(f"grad: input {i} ({_what(targets[i])}) was not used to compute "
@@ -306,9 +306,10 @@ def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tupl
 
 
 def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bool,
-         owners: set[int] | None = None) -> list:
+         owners: set[int] | None = None, accumulates: bool = True) -> list:
     """Runs the backward pass; ``owners`` collects the memory handed to a ``.grad`` or given by
-    the caller (a gradient found there is copied before it lands in another ``.grad``)."""
+    the caller (a gradient found there is copied before it lands in another ``.grad``);
+    ``accumulates``: a ``backward`` (into ``.grad``), not a ``grad`` (hooks may ask)."""
     node_grads: dict[Node, list] = {}
     leaf_grads: dict[int, list] = {}  # id(leaf) -> [leaf, summed grad]
     owners = set() if owners is None else owners
@@ -334,8 +335,8 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     outer_filter, BACKWARD_FILTER.edge = BACKWARD_FILTER.edge, leads_to_target
     outer_task = GRAPH_TASK.current
     at_exit: list[Callable[[], None]] = []  # (what hooks ask to run once the pass is done)
-    GRAPH_TASK.current = (next(PASS_IDS), order, needed, wanted, targets, at_exit)  # made a
-    #                                               GraphTask only when a hook asks for it
+    GRAPH_TASK.current = (next(PASS_IDS), order, needed, wanted, targets, at_exit,
+                          accumulates)  # made a GraphTask only when a hook asks for it
     # hooks and queued callbacks run in backward's grad mode, as PyTorch's (set and restored
     # here, not by a `with` block: ~2 µs less a pass)
     grad_mode = GRAD.enabled, GRAD.requested, GRAD.inference

@@ -14,13 +14,17 @@ from ember.autograd.graph import AccumulateGrad, Node
 
 class GraphTask:
     """The running backward pass, as hooks may ask about it (PyTorch's graph task): a
-    number of its own, and whether a node's gradient is computed in it."""
+    number of its own, whether a node's gradient is computed in it, and whether it
+    ``accumulates`` into ``.grad`` (``backward``) or returns the gradients (``grad``)."""
 
-    __slots__ = ("id", "order", "needed", "wanted", "targets", "_nodes", "_leaves", "at_exit")
+    __slots__ = ("id", "order", "needed", "wanted", "targets", "_nodes", "_leaves", "at_exit",
+                 "accumulates")
 
     def __init__(self, id: int, order: list[Node], needed: set | None, wanted: dict | None,
-                 targets: list | None, at_exit: list[Callable[[], None]]) -> None:
+                 targets: list | None, at_exit: list[Callable[[], None]],
+                 accumulates: bool = True) -> None:
         self.id, self.at_exit = id, at_exit  # (at_exit: run once every gradient is computed)
+        self.accumulates = accumulates
         self.order, self.needed, self.wanted, self.targets = order, needed, wanted, targets
         self._nodes: set | None = None
         self._leaves: set | None = None
@@ -63,7 +67,7 @@ CALLBACKS: list[Callable[[], None]] = []
 
 def queue_callback(fn: Callable[[], None]) -> None:
     """Runs ``fn()`` once the running ``backward()`` has delivered every gradient, as
-    PyTorch's ``Variable._execution_engine.queue_callback`` (DDP checks there that a step's
+    PyTorch's ``Variable._execution_engine.queue_callback`` (FSDP checks there that a step's
     gradients all arrived). Call it from a hook during backward.
 
     Example:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
-from ember.autograd.engine import queue_callback, running_task
+from ember.autograd.engine import running_task
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.autograd.graph import accumulator
 from ember.distributed.buffers import (
@@ -310,15 +310,18 @@ class DistributedDataParallel(nn.Module):
 
     def _hook(self, p: Tensor) -> Any:
         def hook(grad: Tensor) -> Tensor | None:
+            task = running_task()
+            if not task.accumulates:  # grad(): the local gradient, no communication (as torch,
+                return None           # whose reducer hooks sit on the AccumulateGrad nodes)
             if not (self._armed and self._sync_now):
                 if self._sync_now and id(p) in self._unused and self._through_outputs():
                     raise _late_gradient(self._names().get(id(p), "?"))
                 return None
             if not self._check_queued:  # once per backward: did every gradient arrive?
-                self._check_queued = True
-                queue_callback(self._after_backward)
+                self._check_queued = True  # (at the end of this pass, also of one with inputs=)
+                task.at_exit.append(self._after_backward)
                 if self.find_unused_parameters:
-                    self._mark_unused()
+                    self._mark_unused(task)
             try:
                 data = grad._data
             except AttributeError:  # a sparse gradient
@@ -441,11 +444,10 @@ class DistributedDataParallel(nn.Module):
                             f", expected a tensor of the bucket's {size} gradient elements")
         return np.asarray(value._data).reshape(-1)
 
-    def _mark_unused(self) -> None:
+    def _mark_unused(self, task: Any) -> None:
         """Counts the parameters this backward pass does not reach as ready, with no local
         gradient: those the forward skipped, and those behind outputs the loss leaves out
-        (as PyTorch's reducer, which asks the running graph task)."""
-        task = running_task()
+        (as PyTorch's reducer, which asks the running graph ``task``)."""
         for b, bucket in enumerate(self._buckets):
             for i, p in enumerate(bucket.params):
                 if not task.will_execute(accumulator(p)):
@@ -496,8 +498,9 @@ class DistributedDataParallel(nn.Module):
         if why is None:
             why = (f"the last backward gave no gradient to parameters {missing[:8]}"
                    f"{' …' if len(missing) > 8 else ''}, so their all-reduce never ran. Hint: "
-                   "pass find_unused_parameters=True if the model skips parameters, or call "
-                   "backward on every forward's output")
+                   "pass find_unused_parameters=True if the model skips parameters (or "
+                   "backward's inputs= leaves some out), or call backward on every forward's "
+                   "output")
         raise DistributedError(f"DistributedDataParallel: {why}")
 
 
