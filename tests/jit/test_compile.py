@@ -326,7 +326,10 @@ def test_autocast_inside_the_compiled_function_is_recorded():
     with ember.no_grad():
         fast(x)
         np.testing.assert_array_equal(fast(x).numpy(), f(x).numpy())
-    assert "bf16[3,4] = matmul" in str(fast.graph)
+    # (bfloat16 operands, their float32 product taking the bias before one rounding)
+    graph = str(fast.graph)
+    assert "f32[3,4] = matmul(v3, v4, compute=float32, wide=True)" in graph
+    assert "bf16[3,8] = cast(v0" in graph and "bf16[3,4] = cast" in graph
 
 
 def test_none_results_and_int_float_arguments():

@@ -99,17 +99,22 @@ class Matmul(Holomorphic, Primitive):
     name = "matmul"
     limited_dtypes = dtypes.SIGNED_FLOAT8
 
-    def forward(self, xp, a, b, *, compute):
+    # ``compute``: the dtype a GEMM of the operands' runs in (float32 for bfloat16/float16 on
+    # NumPy), None for their own; ``wide``: the product is left in ``compute`` unrounded, for
+    # a bias to be added before the one rounding (PyTorch's half addmm and linear)
+    def forward(self, xp, a, b, *, compute, wide=False):
         if compute is None:
             return gemm.matmul(xp, a, b)
-        return gemm.matmul(xp, a.astype(compute.np), b.astype(compute.np)).astype(a.dtype)
+        out = gemm.matmul(xp, a.astype(compute.np), b.astype(compute.np))
+        return out if wide else out.astype(a.dtype)
 
-    def infer(self, a, b, *, compute):
+    def infer(self, a, b, *, compute, wide=False):
         if a.dtype is not b.dtype:
             raise DTypeError(f"matmul: operands have dtypes {a.dtype.name} and {b.dtype.name}")
-        return TensorSpec(matmul_shape(a.shape, b.shape), a.dtype)
+        return TensorSpec(matmul_shape(a.shape, b.shape),
+                          compute if wide and compute is not None else a.dtype)
 
-    def flops(self, a, b, *, compute):
+    def flops(self, a, b, *, compute, wide=False):
         out = matmul_shape(a.shape, b.shape)
         k = a.shape[-1]
         n = 1
@@ -124,6 +129,8 @@ class Matmul(Holomorphic, Primitive):
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
+        if g.dtype is not a.dtype:  # (a wide product's: the operands' GEMM, as PyTorch's)
+            g = cast(g, a.dtype)
         # as matrices: a (…, m, k) and b (…, k, n); a 1-D operand is one row / one column
         a2 = a if a.ndim > 1 else _reshape(a, (1,) + a.shape)
         b2 = b if b.ndim > 1 else _reshape(b, b.shape + (1,))
@@ -143,7 +150,9 @@ class Matmul(Holomorphic, Primitive):
 
     def jvp(self, ctx, da, db):
         a, b = ctx.inputs
-        return matmul(da, b) + matmul(a, db)
+        out = matmul(da, b) + matmul(a, db)
+        compute = ctx.params["compute"]
+        return cast(out, compute) if ctx.params.get("wide") and compute is not None else out
 
 
 @method("matmul", "__matmul__")
@@ -223,8 +232,12 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
         >>> ember.mm(ember.ones(2, 3), ember.ones(3, 4)).shape
         ember.Size([2, 4])
     """
-    _expect_ndim("mm", ("input", input, 2), ("mat2", mat2, 2))
+    mm_operands(input, mat2)
     return matmul(input, mat2)
+
+
+def mm_operands(input: Tensor, mat2: Tensor) -> None:
+    _expect_ndim("mm", ("input", input, 2), ("mat2", mat2, 2))
 
 
 @method()
@@ -237,12 +250,16 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """
     if type(input) in TENSOR_LIKE:  # (a nested (B, j, n) takes a (1, n, m) too)
         return handle(bmm, (input, mat2), {})
+    bmm_operands(input, mat2)
+    return matmul(input, mat2)
+
+
+def bmm_operands(input: Tensor, mat2: Tensor) -> None:
     _expect_ndim("bmm", ("input", input, 3), ("mat2", mat2, 3))
     refuse_limited("bmm", input.dtype)
     if input.shape[0] != mat2.shape[0]:
         raise ShapeError(f"bmm: {tuple(input.shape)} @ {tuple(mat2.shape)}: batch sizes "
                          f"{input.shape[0]} and {mat2.shape[0]} differ")
-    return matmul(input, mat2)
 
 
 @method()

@@ -13,8 +13,9 @@ from ember.errors import ArgumentError, DTypeError, ShapeError, dtype_name
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, promote
 from ember.ops.creation import zeros_like
+from ember.ops.half_gemm import half_product, wide_matmul
 from ember.ops.inplace import bind_inplace
-from ember.ops.linalg import _expect_ndim, bmm, mm, mv, outer
+from ember.ops.linalg import _expect_ndim, bmm, bmm_operands, mm, mm_operands, mv, outer
 from ember.ops.primitive import DISPATCH
 from ember.ops.select import zero_grad_from
 from ember.ops.shape import reshape, transpose
@@ -76,7 +77,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
         >>> ember.addmm(ember.zeros(3), ember.ones(2, 4), ember.ones(4, 3)).shape
         ember.Size([2, 3])
     """
-    return scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
+    return _scaled("addmm", mm, mm_operands, input, mat1, mat2, beta, alpha)
 
 
 @method()
@@ -88,7 +89,20 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
         >>> ember.baddbmm(ember.zeros(1, 3), ember.ones(2, 2, 4), ember.ones(2, 4, 3)).shape
         ember.Size([2, 2, 3])
     """
-    return scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+    return _scaled("baddbmm", bmm, bmm_operands, input, batch1, batch2, beta, alpha)
+
+
+def _scaled(op: str, product: Any, check: Any, input: Tensor, a: Tensor, b: Tensor,
+            beta: float, alpha: float) -> Tensor:
+    """``beta * input + alpha * product(a, b)``; for half operands all in float32 and rounded
+    once (:func:`~ember.ops.half_gemm.half_product`), as PyTorch's CPU kernels."""
+    low = half_product(a) if type(a) is Tensor and type(input) is Tensor and (
+        input.dtype is a.dtype or DISPATCH.casting) else None
+    if low is None:
+        return scaled_sum(op, input, product(a, b), beta, alpha)
+    check(a, b)
+    wide = wide_matmul(a, b)
+    return cast(scaled_sum(op, cast(cast(input, low), wide.dtype), wide, beta, alpha), low)
 
 
 @method()

@@ -3,9 +3,12 @@ composites of ``matmul`` and ``einsum``."""
 
 from __future__ import annotations
 
+from ember.dtypes import DType
 from ember.errors import DTypeError, ShapeError
+from ember.ops.convert import cast
 from ember.ops.forwarding import check_layer_operands
-from ember.ops.linalg import einsum
+from ember.ops.half_gemm import half_product, wide_matmul
+from ember.ops.linalg import einsum, matmul
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
@@ -37,6 +40,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and bias.dtype is not input.dtype and not DISPATCH.casting:
         raise DTypeError(f"linear: input is {input.dtype.name} but bias is "
                          f"{bias.dtype.name}; they must match, as in PyTorch")
+    low = _rounded_once(input, weight, bias)
+    product = wide_matmul if low is not None else matmul
     if input.ndim > 2 and weight.ndim == 2:
         # (…, in) as one (rows, in) matrix: one GEMM, and the weight gradient one GEMM too,
         # not a batch of them summed over the leading dims
@@ -44,17 +49,30 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         rows = 1
         for s in lead:
             rows *= s
-        out = (input.reshape((rows, input.shape[-1])) @ weight.t()).reshape(
+        out = product(input.reshape((rows, input.shape[-1])), weight.t()).reshape(
             lead + (weight.shape[0],))
     else:
-        out = input @ weight.t()
+        out = product(input, weight.t())
     if bias is None:
         return out
-    if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
-        bias = bias.to(out.dtype)
     if tuple(bias.shape) != tuple(out.shape[-1:]):
         _check_bias(tuple(bias.shape), tuple(out.shape))
+    if low is not None and out.dtype is not low:  # the float32 product: one rounding
+        return cast(out + cast(cast(bias, low), out.dtype), low)
+    if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
+        bias = bias.to(out.dtype)
     return out + bias
+
+
+def _rounded_once(input: Tensor, weight: Tensor, bias: Tensor | None) -> DType | None:
+    """The half dtype linear's float32 product takes the bias in before it is rounded, once
+    (:func:`~ember.ops.half_gemm.half_product`), where PyTorch's CPU linear is one addmm: for
+    a matrix input, or a contiguous one with a 1-D bias (else it rounds the product, then
+    adds); None otherwise."""
+    if bias is None or weight.ndim != 2 or \
+            not (input.ndim == 2 or (bias.ndim == 1 and input.is_contiguous())):
+        return None
+    return half_product(input)
 
 
 def _check_bias(bias: tuple, out: tuple) -> None:

@@ -26,7 +26,7 @@ from ember.ops.primitive import apply
 
 
 @rule("matmul")
-def _matmul(b: int, xs: tuple, bs: tuple, *, compute: Any) -> Any:
+def _matmul(b: int, xs: tuple, bs: tuple, *, compute: Any, wide: bool = False) -> Any:
     a, c = xs
     ra, rc = a.ndim - bs[0], c.ndim - bs[1]
     if ra == 1:  # a vector is a 1-row matrix, its row dropped after
@@ -36,7 +36,7 @@ def _matmul(b: int, xs: tuple, bs: tuple, *, compute: Any) -> Any:
     rank = max(a.ndim - bs[0], c.ndim - bs[1])
     a = pad_rank(a, rank) if bs[0] else a
     c = pad_rank(c, rank) if bs[1] else c
-    out = apply(prim("matmul"), a, c, compute=compute)
+    out = apply(prim("matmul"), a, c, compute=compute, wide=wide)
     shape = list(out.shape)
     if rc == 1:
         del shape[-1]
