@@ -93,6 +93,11 @@ class CodeGen:
         tensor([2.])
     """
 
+    def __init__(self) -> None:
+        # (as torch.fx's: the on_generate_code transformer, and the generated function's name)
+        self._body_transformer: Any = None
+        self._func_name = "forward"
+
     def gen_fn_def(self, free_vars: list[str], maybe_return_annotation: str) -> str:
         """The ``def`` line of ``forward`` taking ``free_vars`` (``self`` first, added where
         they lack it)."""
@@ -247,6 +252,8 @@ def python_code(nodes: list[Node], codegen: CodeGen | None = None) -> PythonCode
             placeholders.append(node)
             continue
         if node.op == "output":
+            # (torch.fx's default writes the output's repr; Ember's own, used unless a
+            # subclass overrides it, writes constants as globals)
             custom = type(codegen).generate_output is not CodeGen.generate_output
             body.append(textwrap.indent(codegen.generate_output(node.args[0]) if custom
                                         else f"return {render(node.args[0], glob)}", "    "))
@@ -271,7 +278,7 @@ def python_code(nodes: list[Node], codegen: CodeGen | None = None) -> PythonCode
         params.append(f"{param} = {render(node.args[0], glob)}" if node.args else param)
         if param != node.name:
             renames.append(f"    {node.name} = {param}")
-    transform = getattr(codegen, "_body_transformer", None)  # (see Graph.on_generate_code)
+    transform = codegen._body_transformer  # (see Graph.on_generate_code)
     if transform is not None:  # (it takes and gives statements without indent, as torch.fx)
         stmts = "".join(transform([textwrap.dedent(line) + "\n" for line in renames + body]))
         renames, body = [], ["    " + line for line in stmts.rstrip("\n").split("\n")]

@@ -277,7 +277,7 @@ class Graph:
             >>> gm(ember.ones(1))
             tensor([3.])
         """
-        previous = getattr(self._codegen, "_body_transformer", None)
+        previous = self._codegen._body_transformer
         self._codegen._body_transformer = make_transformer(previous)
 
         @contextlib.contextmanager
