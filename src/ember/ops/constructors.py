@@ -14,10 +14,17 @@ import numpy as np
 from ember import dtypes
 from ember.backend import MetaArray
 from ember.backend import device as to_device
-from ember.errors import AllocationError, ArgumentError, ShapeError, allocation_error
+from ember.errors import (
+    AllocationError,
+    ArgumentError,
+    ShapeError,
+    allocation_error,
+    is_allocation_failure,
+)
 from ember.ops.convert import to
 from ember.ops.creation import (
     _finish,
+    as_tensor,
     check_strided,
     from_numpy,
     linspace,
@@ -117,13 +124,17 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
         # step; one step has none)
         start, end = (int(np.array(int(v)).astype(dt.np)) for v in (start, end))
     try:
-        exponents = linspace(start, end, steps, device=device,
-                             dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
-        if integer:  # (its exponents without linspace's fused multiply-add: 10 ** 2.0, not
+        if integer:  # (exponents without linspace's fused multiply-add: 10 ** 2.0, not
             # 10 ** 1.9999999999999998, is 100, as PyTorch's)
-            exponents = exponents.new_tensor(unfused_spaced(start, end, int(steps)))
-    except AllocationError as exc:  # (named for logspace and its dtype)
-        raise allocation_error("logspace", (int(steps),), dt, exc.__cause__) from exc.__cause__
+            exponents = as_tensor(unfused_spaced(start, end, int(steps)), device=device)
+        else:
+            exponents = linspace(start, end, steps, device=device,
+                                 dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
+    except (MemoryError, ValueError) as exc:  # (named for logspace and its dtype)
+        cause = exc.__cause__ if isinstance(exc, AllocationError) else exc
+        if not is_allocation_failure(cause):
+            raise
+        raise allocation_error("logspace", (int(steps),), dt, cause) from cause
     powers = float(base) ** exponents
     if int(steps) == 1:
         check_fits("logspace", powers[0], dt)
