@@ -38,3 +38,18 @@ def test_a_read_only_result_tensor_gets_a_clear_error():
     done = run_ranks(CODE, 2, timeout=60)
     refused = ["ArgumentError", True, False]
     assert reports(done) == {r: [refused, refused, refused, [3.0, 3.0]] for r in range(2)}
+
+
+def test_only_read_only_memory_is_reported_as_read_only():
+    # (a size mismatch is the caller's bug, not read-only memory: it keeps NumPy's error)
+    import numpy as np
+    import pytest
+
+    import ember
+    from ember.distributed.buffers import write
+
+    t = ember.zeros(2, 3)
+    with pytest.raises(ValueError, match="cannot reshape"):
+        write(t, np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="read-only"):
+        write(ember.zeros(3).expand(2, 3), np.ones(6, np.float32))

@@ -148,14 +148,13 @@ def write(t: Tensor, values: np.ndarray) -> None:
     if values.dtype == np.uint8 and a.dtype != np.uint8:
         values = values.view(a.dtype)
     if not np.may_share_memory(values, a):
-        try:
-            a[...] = values.reshape(a.shape)
-        except ValueError:  # NumPy's "assignment destination is read-only"
+        if not a.flags.writeable:
             raise ArgumentError(
                 f"a collective cannot write its result into this tensor (shape "
                 f"{tuple(t.shape)}, strides {t.stride()}): its memory is read-only, as a view "
                 "made by expand() or as_strided() is (several elements share one location). "
-                "Hint: pass a tensor of its own, e.g. t.clone()") from None
+                "Hint: pass a tensor of its own, e.g. t.clone()")
+        a[...] = values.reshape(a.shape)
     t._vc.value += 1
 
 
