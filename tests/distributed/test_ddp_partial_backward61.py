@@ -118,3 +118,40 @@ def test_a_second_backward_after_the_step_ended_raises():
             assert "call backward() once" in err[1]
         assert step == reports(done)[0][2]
         assert twice == [4.0, 4.0, 4.0]  # 2 averaged, then 2 local (as torch)
+
+
+NESTED = """
+import ember
+import ember.distributed as dist
+from ember.distributed import DistributedDataParallel as DDP
+from tests.distributed.harness import report
+
+dist.init_process_group("mpi")
+
+
+class Heads(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.Linear(3, 3))
+        self.b = ember.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.a(x), self.b(x)
+
+
+m = Heads()
+d = DDP(m, find_unused_parameters=True)
+a, b = d(ember.ones(2, 4))
+lb = b.sum()
+m.a[1].bias.register_hook(lambda g: lb.backward())   # a backward nested in the step's
+try:
+    a.sum().backward()
+except RuntimeError as exc:
+    report(str(exc))
+"""
+
+
+def test_a_gradient_after_the_step_counted_it_unused_says_why():
+    message = reports(run_ranks(NESTED, 1, timeout=60))[0][0]
+    assert "parameter b.bias got a gradient" in message
+    assert "did not reach it" in message and "outputs of the forwards" not in message

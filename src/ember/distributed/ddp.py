@@ -117,9 +117,10 @@ class DistributedDataParallel(nn.Module):
         broadcast_buffers: deprecated, as in PyTorch 2.13 (a FutureWarning when given):
             ``False`` leaves buffers out of both the broadcast at construction and the one
             before each forward (rank-local buffers stay).
-        find_unused_parameters: look through the graph after each forward for parameters the
-            output does not depend on, and count them ready (with a zero local gradient); a
-            parameter no rank used keeps its ``.grad`` (None stays None), as in PyTorch.
+        find_unused_parameters: count the parameters each backward pass does not reach ready
+            with a zero local gradient (those the forward skipped, and those behind outputs
+            the loss leaves out); a parameter no rank used keeps its ``.grad`` (None stays
+            None), as in PyTorch.
         init_sync: broadcast rank 0's parameters and buffers at construction (default True).
         static_graph: the graph is the same every step; parameters it skips are handled as
             with ``find_unused_parameters``, as PyTorch handles them.
@@ -331,9 +332,9 @@ class DistributedDataParallel(nn.Module):
             if bucket.outs[i] is not None:
                 self._check_queued = False
                 self._fail_unfinished(
-                    f"parameter {self._names().get(id(p), '?')} got a gradient after it was "
-                    "counted unused (the outputs of the forwards since the last backward do not "
-                    "reach it)"
+                    f"parameter {self._names().get(id(p), '?')} got a gradient after this step "
+                    "counted it unused (the backward that started the step did not reach it; "
+                    "one nested in it, e.g. run from a hook, takes no part in the step)"
                 )
             slot = bucket.slot(i).reshape(p.shape)  # a view: strided gradients copy once
             if p.grad is None:
