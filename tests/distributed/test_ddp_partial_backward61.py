@@ -8,7 +8,7 @@ from tests.distributed.harness import needs_mpi, reports, run_ranks
 
 pytestmark = needs_mpi
 
-CODE = """
+HEADER = """
 import ember
 import ember.distributed as dist
 from ember.distributed import DistributedDataParallel as DDP
@@ -16,7 +16,9 @@ from tests.distributed.harness import report
 
 dist.init_process_group("mpi")
 rank = dist.get_rank()
+"""
 
+CODE = HEADER + """
 
 class Heads(ember.nn.Module):
     def __init__(self):
@@ -63,26 +65,21 @@ def test_a_loss_over_some_outputs_leaves_the_others_unused():
                      "b.weight": None, "b.bias": None}
 
 
-SPLIT = """
-import ember
-import ember.distributed as dist
-from ember.distributed import DistributedDataParallel as DDP
-from tests.distributed.harness import report
-
-dist.init_process_group("mpi")
-rank = dist.get_rank()
-
+TUPLE_HEADS = HEADER + """
 
 class Heads(ember.nn.Module):
     def __init__(self):
         super().__init__()
-        self.a = ember.nn.Linear(4, 3)
+        self.a = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.Linear(3, 3))
         self.b = ember.nn.Linear(4, 3)
 
     def forward(self, x):
         return self.a(x), self.b(x)
 
 
+"""
+
+SPLIT = TUPLE_HEADS + """
 ember.manual_seed(0)
 m = Heads()
 d = DDP(m, find_unused_parameters=True)
@@ -103,7 +100,7 @@ m.zero_grad()
 a, b = d(x)                                  # a double backward of one loss: averaged + local
 a.sum().backward(retain_graph=True)
 a.sum().backward()
-report(m.a.bias.grad.tolist())
+report(m.a[1].bias.grad.tolist())
 """
 
 
@@ -120,25 +117,7 @@ def test_a_second_backward_after_the_step_ended_raises():
         assert twice == [4.0, 4.0, 4.0]  # 2 averaged, then 2 local (as torch)
 
 
-NESTED = """
-import ember
-import ember.distributed as dist
-from ember.distributed import DistributedDataParallel as DDP
-from tests.distributed.harness import report
-
-dist.init_process_group("mpi")
-
-
-class Heads(ember.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.a = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.Linear(3, 3))
-        self.b = ember.nn.Linear(4, 3)
-
-    def forward(self, x):
-        return self.a(x), self.b(x)
-
-
+NESTED = TUPLE_HEADS + """
 m = Heads()
 d = DDP(m, find_unused_parameters=True)
 a, b = d(ember.ones(2, 4))
