@@ -104,3 +104,45 @@ def test_chrome_trace_has_torchs_memory_instant_events(tmp_path):
     assert found["ember"][-2:] == found["torch"][-2:] == [MiB, MiB]
     # (frees between two samples are one event: a, b and the scalar 2 together)
     assert -2 * MiB - 64 < sum(c for c in found["ember"] if c < 0) <= -2 * MiB
+
+
+def test_device_names_are_read_as_torch_reads_them(tmp_path):
+    # device="cpu:0" wrote an empty timeline (the samples are keyed "cpu"); a device the
+    # profile never saw wrote an empty file too
+    with ember.profiler.profile(profile_memory=True) as prof:
+        x = ember.ones(256, 1024)
+        y = x * 2
+    got = {}
+    for device in (None, "cpu", "cpu:0", ember.device("cpu")):
+        prof.export_memory_timeline(str(tmp_path / "m.json"), device=device)
+        got[str(device)] = json.loads((tmp_path / "m.json").read_text())
+    assert len({json.dumps(v) for v in got.values()}) == 1
+    assert max(row[-1] for row in got["cpu:0"][1]) >= 2 * MiB
+    with pytest.raises(ValueError, match=r"no tensor .* on device 'cuda:0'.*\['cpu'\]"):
+        prof.export_memory_timeline(str(tmp_path / "m.json"), device="cuda:0")
+    del x, y
+
+
+def test_repeated_samples_are_dropped_as_they_come():
+    # every op end and new tensor kept a copy of the byte counts (~840 B per op of x + 1), also
+    # where the bytes had not changed since the last sample
+    x = ember.ones(8)
+    with ember.profiler.profile(profile_memory=True) as prof:
+        for _ in range(2000):
+            x + 1  # (the scalar's tensor and the result: two changes)
+    noted = [(device, n) for _, device, n in prof._memory_samples if device is not None]
+    assert all(a != b for a, b in zip(noted, noted[1:])) and len(noted) <= 2 * 2000 + 2
+    assert len([e for e in prof.events() if e.name == "add"]) == 2000
+
+
+def test_bytes_made_between_the_spans_of_a_schedule_are_no_memory_event():
+    # with acc_events, 1 MiB made in the unrecorded step showed as a +1 MiB event at the next
+    # span's start (torch has no event for an unrecorded step)
+    keep = []
+    sched = ember.profiler.schedule(wait=1, warmup=0, active=1, repeat=2)
+    with ember.profiler.profile(profile_memory=True, acc_events=True, schedule=sched) as prof:
+        for _ in range(4):
+            keep.append(ember.ones(1024, 256))  # 1 MiB each step, two steps recorded
+            prof.step()
+    events = [e for e in prof.chrome_trace()["traceEvents"] if e.get("name") == "[memory]"]
+    assert [e["args"]["Bytes"] for e in events] == [MiB, MiB]

@@ -14,6 +14,7 @@ import io
 import os
 from typing import Any
 
+from ember.backend import device as to_device
 from ember.errors import ArgumentError
 from ember.profiler.events import write_json
 
@@ -22,43 +23,71 @@ CATEGORIES = ("parameter", "optimizer_state", "input", "temporary", "activation"
               "autograd_detail", None)
 
 
-def coalesce(samples: list[tuple[int, dict[str, int]]], start: int,
-             device: str) -> tuple[list[int], list[list[int]]]:
-    """``samples`` ((clock ns, bytes per device)) as (times in us from ``start``, sizes by
-    category), one point per time where ``device``'s bytes change (and the first)."""
+def coalesce(samples: list[tuple[int, str | None, Any]], start: int,
+             devices: set[str]) -> tuple[list[int], list[list[int]]]:
+    """``samples`` (see ``profile._memory_samples``) as (times in us from ``start``, sizes by
+    category) of the bytes on ``devices`` (the names of one device), one point per time
+    where they change (and the first)."""
     times: list[int] = []
     sizes: list[list[int]] = []
-    for t, current in samples:
-        n = current.get(device, 0)
-        if sizes and sizes[-1][-1] == n:
+    levels: dict[str, int] = {}
+    for t, device, n in samples:
+        if device is None:  # (a span starts: the bytes per device then)
+            levels = {d: n.get(d, 0) for d in devices}
+        elif device in devices:
+            levels[device] = n
+        else:
+            continue
+        total = sum(levels.values())
+        if sizes and sizes[-1][-1] == total:
             continue
         us = max(0, (t - start) // 1000)
         if times and times[-1] == us:
-            sizes[-1][-1] = n
+            sizes[-1][-1] = total
             continue
         times.append(us)
-        sizes.append([0] * len(CATEGORIES) + [n])
+        sizes.append([0] * len(CATEGORIES) + [total])
     return times, sizes
 
 
-def instant_events(samples: list[tuple[int, dict[str, int]]], start: int) -> list[dict]:
+def instant_events(samples: list[tuple[int, str | None, Any]], start: int) -> list[dict]:
     """PyTorch's ``[memory]`` instant events of a Chrome trace: one per sample where a
     device's bytes changed, with the change (``Bytes``) and the total after it (``Total
-    Allocated``); times in us from ``start``."""
-    pid, out = os.getpid(), []
-    last = dict(samples[0][1]) if samples else {}  # (the bytes held before: no event)
-    for t, current in samples:
-        for device, n in current.items():
-            change = n - last.get(device, 0)
-            last[device] = n
-            if change:
-                out.append({"ph": "i", "cat": "cpu_instant_event", "s": "t",
-                            "name": "[memory]", "pid": pid, "tid": 0,
-                            "ts": max(0, t - start) / 1e3,
-                            "args": {"Total Reserved": 0, "Total Allocated": n,
-                                     "Bytes": change, "Device Type": _device_type(device),
-                                     "Device Id": -1 if device == "cpu" else 0}})
+    Allocated``); times in us from ``start``. Bytes held when a span starts (made before it,
+    or between two spans of a schedule) make no event."""
+    pid, out, last = os.getpid(), [], {}
+    for t, device, n in samples:
+        if device is None:
+            last = dict(n)
+            continue
+        change, last[device] = n - last.get(device, 0), n
+        if change:
+            out.append({"ph": "i", "cat": "cpu_instant_event", "s": "t",
+                        "name": "[memory]", "pid": pid, "tid": 0,
+                        "ts": max(0, t - start) / 1e3,
+                        "args": {"Total Reserved": 0, "Total Allocated": n,
+                                 "Bytes": change, "Device Type": _device_type(device),
+                                 "Device Id": -1 if device == "cpu" else 0}})
     return out
+
+
+def _same_device(samples: list[tuple[int, str | None, Any]], device: str | None) -> set[str]:
+    """The names in ``samples`` of ``device`` (default the CPU; ``cpu:0`` is ``cpu``, and
+    ``cuda`` is ``cuda:0``, as PyTorch reads them); a device no tensor of the profile was on is
+    refused, naming those there were (the CPU gives an empty timeline)."""
+    seen: set[str] = set()
+    for _, name, n in samples:
+        seen.update(n if name is None else (name,))
+    want = to_device("cpu" if device is None else device)
+    names = {name for name in seen if _key(to_device(name)) == _key(want)}
+    if not names and want.type != "cpu":
+        raise ArgumentError(f"export_memory_timeline: no tensor of the profile was on device "
+                            f"{device!r}. Hint: pass one of {sorted(seen) or ['cpu']}")
+    return names or {"cpu"}
+
+
+def _key(device: Any) -> tuple[str, int]:
+    return device.type, device.index or 0
 
 
 def _device_type(device: str) -> int:
@@ -77,7 +106,8 @@ def export(prof: Any, path: str | os.PathLike, device: str | None) -> None:
             "export_memory_timeline: the raw timeline (.raw.json.gz: one event per tensor "
             "created or destroyed) is not supported: Ember samples the bytes op by op. Hint: "
             "a .json or .json.gz path writes [times, sizes by category]")
-    times, sizes = coalesce(prof._memory_samples, prof._start, str(device or "cpu"))
+    devices = _same_device(prof._memory_samples, device)
+    times, sizes = coalesce(prof._memory_samples, prof._start, devices)
     if name.endswith(".html"):
         _write_html(name, times, sizes, str(device or "cpu"))
     else:

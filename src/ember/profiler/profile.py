@@ -129,9 +129,10 @@ class profile:
         self._record_steps = schedule is not None
         self._step_region: record_function | None = None
         self._events: list[Event] = []
-        # with profile_memory: (clock ns, bytes per device) at the span's start and after
-        # each op (export_memory_timeline's points)
-        self._memory_samples: list[tuple[int, dict[str, int]]] = []
+        # with profile_memory, export_memory_timeline's points: (clock ns, device, bytes) when
+        # a device's bytes changed, and (clock ns, None, bytes per device) where a span starts
+        self._memory_samples: list[tuple[int, str | None, Any]] = []
+        self._memory_last: dict[str, int] = {}  # (the bytes per device last noted)
         self._metadata: dict[str, Any] = {}  # (add_metadata's, the trace's top level)
         self._preset: dict[str, Any] = {}  # (preset_metadata_json's, added to every trace)
         self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
@@ -231,7 +232,9 @@ class profile:
         self._trace_id = callback() if callback is not None else uuid.uuid4().hex.upper()
         if not self._events:  # (the trace's time 0: the first span whose events it holds)
             self._start = _now()
-        self._sample_memory()
+        if self.profile_memory:  # (what the span starts from: no [memory] event for it)
+            self._memory_last = dict(memory.TRACKER.current)
+            self._memory_samples.append((_now(), None, dict(self._memory_last)))
 
     def _stop_trace(self) -> None:
         self._end = _now()
@@ -249,10 +252,16 @@ class profile:
             memory.disable()
 
     def _sample_memory(self, _new: Any = None) -> None:
-        """Notes the bytes per device now (at the span's ends, after each op and, as a wrap
-        hook, each new tensor ``_new``)."""
-        if self.profile_memory:
-            self._memory_samples.append((_now(), dict(memory.TRACKER.current)))
+        """Notes the devices whose bytes changed since the last note (at the span's end, after
+        each op and, as a wrap hook, each new tensor ``_new``): the repeats of a long profile
+        cost no memory."""
+        current, last = memory.TRACKER.current, self._memory_last
+        if self.profile_memory and current != last:
+            now = _now()
+            for device, n in tuple(current.items()):
+                if last.get(device) != n:
+                    last[device] = n
+                    self._memory_samples.append((now, device, n))
 
     def _open(self, name: str, kind: str) -> tuple[list[Event], int]:
         """Starts a region; returns the span's event list and the region's index there
@@ -469,7 +478,8 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
         e.mem = tracker.total_allocated - tracker.total_freed - mem
         prof._events.append(e)
         prof._to_parent(e)
-        prof._sample_memory()
+        if prof.profile_memory:
+            prof._sample_memory()
 
 
 def _active() -> list[profile]:
