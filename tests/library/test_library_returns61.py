@@ -274,3 +274,26 @@ def test_list_return_without_fake_rule_runs_under_profiler_anomaly_and_autocast(
     with ember.profiler.profile() as prof:  # (one event, its kernel's ops unseen: as for an
         f(ember.ones(2))                     # op returning a Tensor)
     assert [e.name for e in prof.events()] == ["sweep61::split_observed"]
+
+
+def test_empty_list_and_absent_optional_with_inputs_requiring_grad_as_torch():
+    # (mend61lib, review61e #1: the primitive has no outputs there; core eager read outs[0])
+    results = []
+    for lib, T in ((torch.library, torch), (ember.library, ember)):
+        @lib.custom_op("mend61lib::none_left_grad", mutates_args=())
+        def f(x: T.Tensor) -> list[T.Tensor]:
+            return []
+
+        f.register_fake(lambda x: [])
+        fragment = lib.Library("mend61lib", "FRAGMENT")
+        fragment.define("maybe(Tensor x, bool give) -> Tensor?")
+        fragment.impl("maybe", lambda x, give: x * 2 if give else None,
+                      "CompositeExplicitAutograd")
+        maybe = T.ops.mend61lib.maybe
+        x = T.ones(2, requires_grad=True)
+        results.append((f(x), maybe(x, False), maybe(x, True).tolist()))
+    grad = ember.func.grad(lambda x: (f(x), maybe(x, False), x.sum())[2])(ember.ones(2))
+    g = ember.jit.compile(lambda x: (f(x), (x * 2).sum()))
+    g(x)[1].backward()
+    assert grad.tolist() == [1.0, 1.0] and g(x)[0] == [] and x.grad.tolist() == [2.0, 2.0]
+    assert results[1] == results[0] == ([], None, [2.0, 2.0])

@@ -387,7 +387,7 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
                 record = True
     if prim.view:
         return _view_of(inputs[0], out, dev, prim, params, record)
-    if not record:
+    if not record or not prim.nout:  # (an op with no outputs: nothing to record)
         if prim.nout == 1:
             return _wrap(out, dev)
         return tuple(_wrap(o, dev) for o in out)
