@@ -858,6 +858,21 @@ def test_a_global_assigned_a_computed_tensor_is_refused():
         cached(ember.ones(2))
 
 
+def test_a_flag_set_or_an_object_replaced_is_no_counter():
+    ready, table = False, {"a": 1}
+
+    @jit.compile
+    def step(x):
+        nonlocal ready, table
+        ready, table = True, {"a": 2}  # a flag and a new object: no count
+        return x + 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        step(ember.ones(2))
+    assert ready is True and table == {"a": 2}
+
+
 def test_a_global_initialized_once_is_no_counter():
     global TABLE
     TABLE = None

@@ -17,7 +17,7 @@ from ember.jit.kernels import owner
 from ember.jit.reached_values import held_tensors, is_plain, nested
 from ember.jit.reasons import counted_in_trace
 from ember.jit.sources import TraceError
-from ember.jit.user_objects import MISSING, bound_value, is_library
+from ember.jit.user_objects import bound_value, is_library
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
@@ -128,7 +128,7 @@ class CarriedState:
         tuple beside a number, in a dict filled in place): compiled calls would keep this
         trace's tensor. (A module's attribute that held a number, None or a reached tensor
         is in the layout: the next call traces again.) So too a global or closure name the
-        function (``name``) assigns; one it changes otherwise (a counter) gets a warning."""
+        function (``name``) assigns; a number it changes there (a counter) gets a warning."""
         memory = {owner(t._data) for t in self.found.tensors}  # (``self.w = lin.weight.detach()``)
         counters = set()
         for holder, key, label, old in self.names:
@@ -138,12 +138,13 @@ class CarriedState:
             if new is not None:
                 raise TraceError(
                     f"ember.jit: {name} assigns a tensor computed from its inputs (shape "
-                    f"{tuple(new.shape)}) to a global or closure name ({label}); compiled calls run the graph, not that Python "
-                    "code, so it would keep this trace's tensor (PyTorch's torch.compile "
-                    "replays the assignment). Hint: return the tensor, or keep it in a module's "
-                    "buffer written in place (self.cache.copy_(x))")
-            if now is not old and old is not None and MISSING not in (old, now):
-                counters.add(label)  # (None first: an initialization, done once)
+                    f"{tuple(new.shape)}) to a global or closure name ({label}); compiled "
+                    "calls run the graph, not that Python code, so it would keep this trace's "
+                    "tensor (PyTorch's torch.compile replays the assignment). Hint: return the "
+                    "tensor, or keep it in a module's buffer written in place "
+                    "(self.cache.copy_(x))")
+            if _number(old) and _number(now) and now != old:
+                counters.add(label)  # (a flag set, an object replaced: no counter)
         if counters and (counter := counted_in_trace(name, counters, self.found)) is not None:
             warnings.warn(counter, stacklevel=user_stacklevel())
         for label, obj, before in self.attributes:
@@ -176,6 +177,11 @@ def _holds_as_state(held: list, members: dict, name: str, t: Tensor) -> bool:
     """Whether ``members[name]`` holding ``t`` is the carried attribute ``t`` belongs to."""
     return any(m is members and n == name and any(x is t for _, x in items)
                for m, n, _, items in held)
+
+
+def _number(value: Any) -> bool:
+    """Whether ``value`` is a Python int or float (a count), not a bool (a flag)."""
+    return type(value) in (int, float)
 
 
 def _tensors_in(value: Any) -> Iterator[Tensor]:
