@@ -86,3 +86,16 @@ def test_a_half_linear_saves_its_half_operands_for_backward(autocast):
             layer(x).sum().backward()
     assert saved and all(d is ember.bfloat16 for d in saved), saved
     assert x.grad.dtype is dt and layer.bias.grad.dtype is dt
+
+
+def test_parameters_round_once_and_vmap_rounds_twice_as_pytorch():
+    # addmm(self.bias, x, self.weight) with Parameters (GPT-2's Conv1D) takes the one rounding;
+    # PyTorch's vmap of a half linear or addmm rounds the product, then adds: so does Ember's
+    (ex, tx), (ew, tw), (eb, tb) = (_pair(s, torch.bfloat16, i, ember.bfloat16) for i, s in
+                                    enumerate(((5, 6, 48), (40, 48), (40,))))
+    pw, pb = ember.nn.Parameter(ew), ember.nn.Parameter(eb)
+    _same(ember.addmm(pb, ex[0], pw.t()), torch.addmm(tb, tx[0], tw.t()))
+    _same(ember.func.vmap(lambda r: F.linear(r, ew, eb))(ex),
+          torch.func.vmap(lambda r: torch.nn.functional.linear(r, tw, tb))(tx))
+    _same(ember.func.vmap(lambda r: ember.addmm(eb, r, ew.t()))(ex),
+          torch.func.vmap(lambda r: torch.addmm(tb, r, tw.t()))(tx))

@@ -16,6 +16,7 @@ from ember.ops.creation import zeros_like
 from ember.ops.half_gemm import half_product, wide_matmul
 from ember.ops.inplace import bind_inplace
 from ember.ops.linalg import _expect_ndim, bmm, bmm_operands, mm, mm_operands, mv, outer
+from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import DISPATCH
 from ember.ops.select import zero_grad_from
 from ember.ops.shape import reshape, transpose
@@ -96,13 +97,18 @@ def _scaled(op: str, product: Any, check: Any, input: Tensor, a: Tensor, b: Tens
             beta: float, alpha: float) -> Tensor:
     """``beta * input + alpha * product(a, b)``; for half operands all in float32 and rounded
     once (:func:`~ember.ops.half_gemm.half_product`), as PyTorch's CPU kernels."""
-    low = half_product(a) if type(a) is Tensor and type(input) is Tensor and (
+    low = half_product(a) if _dense(a) and _dense(input) and (
         input.dtype is a.dtype or DISPATCH.casting) else None
     if low is None:
         return scaled_sum(op, input, product(a, b), beta, alpha)
     check(a, b)
     wide = wide_matmul(a, b)
     return cast(scaled_sum(op, cast(cast(input, low), wide.dtype), wide, beta, alpha), low)
+
+
+def _dense(x: Any) -> bool:
+    """Whether ``x`` is a strided tensor (a Parameter too), not a nested or masked one."""
+    return isinstance(x, Tensor) and type(x) not in TENSOR_LIKE
 
 
 @method()

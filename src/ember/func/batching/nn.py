@@ -27,6 +27,8 @@ from ember.ops.primitive import apply
 
 @rule("matmul")
 def _matmul(b: int, xs: tuple, bs: tuple, *, compute: Any, wide: bool = False) -> Any:
+    # (``wide`` dropped: PyTorch's vmap of a half linear or addmm rounds the product, then
+    # adds the bias, and so does Ember's, bit for bit)
     a, c = xs
     ra, rc = a.ndim - bs[0], c.ndim - bs[1]
     if ra == 1:  # a vector is a 1-row matrix, its row dropped after
@@ -36,7 +38,7 @@ def _matmul(b: int, xs: tuple, bs: tuple, *, compute: Any, wide: bool = False) -
     rank = max(a.ndim - bs[0], c.ndim - bs[1])
     a = pad_rank(a, rank) if bs[0] else a
     c = pad_rank(c, rank) if bs[1] else c
-    out = apply(prim("matmul"), a, c, compute=compute, wide=wide)
+    out = apply(prim("matmul"), a, c, compute=compute)
     shape = list(out.shape)
     if rc == 1:
         del shape[-1]
