@@ -54,6 +54,16 @@ def test_a_model_and_optimizer_round_trip_as_in_torch(tmp_path):
     assert tstate["epoch"] == 3 and torch.equal(tagain.weight, tmodel.weight)
 
 
+def test_torchs_default_none_arguments_are_taken_and_a_file_is_no_folder(tmp_path):
+    state = {"w": ember.ones(2)}
+    checkpoint.save(state, checkpoint_id=tmp_path / "c", storage_writer=None, planner=None)
+    checkpoint.load(state, checkpoint_id=tmp_path / "c", storage_reader=None, planner=None)
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(ember.errors.CheckpointError, match="is a file; checkpoint_id names"):
+        checkpoint.load(state, checkpoint_id=tmp_path / "f")
+    assert (tmp_path / "f").read_text() == "mine"
+
+
 def test_a_folder_of_other_files_is_not_replaced(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(ember.errors.CheckpointError, match="holds files that are not a "

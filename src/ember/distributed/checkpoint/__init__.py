@@ -121,7 +121,11 @@ def _folder(who: str, checkpoint_id: Any) -> Path:
     if checkpoint_id is None:
         raise ArgumentError(f"checkpoint.{who}(state_dict, checkpoint_id=folder): give the "
                             "folder as checkpoint_id")
-    return Path(checkpoint_id).resolve()
+    folder = Path(checkpoint_id).resolve()
+    if folder.exists() and not folder.is_dir():
+        raise CheckpointError(f"checkpoint.{who}: {folder} is a file; checkpoint_id names the "
+                              "folder a checkpoint is in")
+    return folder
 
 
 def _group(group: ProcessGroup | None, no_dist: bool, who: str) -> ProcessGroup | Alone:
@@ -132,8 +136,9 @@ def _group(group: ProcessGroup | None, no_dist: bool, who: str) -> ProcessGroup 
 def _refuse_others(who: str, unsupported: dict, *others: Any) -> None:
     """Refuses PyTorch's storage readers, writers and planners (Ember's checkpoints are one
     format: the folder is ``checkpoint_id``), and arguments of the other form."""
-    if unsupported:
-        raise ArgumentError(f"checkpoint.{who}: {', '.join(sorted(unsupported))} not "
+    unsupported = sorted(k for k, v in unsupported.items() if v is not None)  # (PyTorch's
+    if unsupported:  # defaults, None, are fine)
+        raise ArgumentError(f"checkpoint.{who}: {', '.join(unsupported)} not "
                             "supported: Ember writes one format (safetensors pieces and a "
                             "JSON manifest). Hint: name the folder with checkpoint_id")
     if any(x is not None for x in others):
