@@ -22,6 +22,17 @@ def test_momentum_is_sgds_with_its_default():
     assert make_config({"model": "cnn"}).momentum is None  # (adamw: not silently ignored)
 
 
+def test_resuming_an_adamw_run_saved_with_momentum_09_does_not_warn(recwarn):
+    from ember.train.loop import _check_resumable
+
+    cfg = make_config({"model": "cnn"})
+    _check_resumable("old.safetensors", {**cfg.to_dict(), "momentum": 0.9}, cfg)
+    assert not recwarn.list  # (checkpoints written before momentum was sgd's alone)
+    sgd = make_config({"model": "cnn", "optimizer": "sgd"})
+    with pytest.warns(UserWarning, match="momentum 0.5 -> 0.9"):
+        _check_resumable("old.safetensors", {**sgd.to_dict(), "momentum": 0.5}, sgd)
+
+
 def test_toml_file_and_flags_override_it(tmp_path):
     path = tmp_path / "run.toml"
     path.write_text('model = "cnn"\nepochs = 3\nbatch-size = 32\nlr = 0.01\n'

@@ -225,7 +225,8 @@ def _check_resumable(path: str, saved: dict[str, Any], cfg: TrainConfig) -> None
                               f"not {getattr(cfg, name)}; pick another --out, or resume with "
                               f"--{name.replace('_', '-')} {saved.get(name)}")
     changed = [f"{name} {saved.get(name)} -> {getattr(cfg, name)}" for name in _SAME_RESULTS
-               if saved.get(name) != getattr(cfg, name)]
+               if saved.get(name) != getattr(cfg, name) and
+               (name != "momentum" or cfg.optimizer == "sgd")]  # (adam's: none, 0.9 before)
     if changed:
         warnings.warn(f"--resume: the run continues with settings that differ from {path}'s: "
                       f"{', '.join(changed)}; it will not match an uninterrupted run",
