@@ -10,6 +10,7 @@ import torch
 import torch.fx
 
 import ember
+import ember.fx as fx
 from ember.fx.placeholders import SpecializedArgumentError
 
 
@@ -160,3 +161,26 @@ def test_a_codegen_starts_with_torch_fxs_fields():
     fields = [(g._body_transformer, g._func_name) for g in (ember.fx.CodeGen(),
                                                           torch.fx.CodeGen())]
     assert fields[0] == fields[1] == (None, "forward")
+
+
+def _branchy(x):
+    return x * 2 if float(x.sum()) > 0 else -x  # (no tracing through it: a Python branch)
+
+
+fx.wrap("_branchy")
+
+
+class _Branchy(ember.nn.Module):
+    def forward(self, x):
+        return _branchy(x).relu()
+
+
+def test_a_retraced_pickle_keeps_wrapped_functions_as_calls():
+    # (unpickling traced into an fx.wrap'ed function: a TraceError here; torch keeps the call)
+    gm = fx.symbolic_trace(_Branchy())
+    gm.graph.on_generate_code(lambda _: lambda body: body)  # (kept: the forward is pickled)
+    gm.recompile()
+    again = pickle.loads(pickle.dumps(gm))
+    assert any(n.target is _branchy for n in again.graph.nodes)
+    for x in (ember.tensor([1.0, -3.0]), ember.tensor([1.0, 3.0])):
+        assert again(x).tolist() == gm(x).tolist()

@@ -228,7 +228,7 @@ def _retraced(cls: type, state: dict, src: str, globals_: dict[str, Any],
               class_name: str) -> GraphModule:
     """A ``cls`` of the graph traced from the generated ``forward`` ``src`` (with its
     ``globals_``) run on a module holding ``state``, as torch.fx unpickles a GraphModule."""
-    from ember.fx.tracer import Tracer
+    from ember.fx.tracer import _WRAPPED, Tracer
 
     class KeepModules(Tracer):
         def is_leaf_module(self, m: Module, module_qualified_name: str) -> bool:
@@ -240,7 +240,16 @@ def _retraced(cls: type, state: dict, src: str, globals_: dict[str, Any],
     holder = type(class_name, (Module,), {"forward": forward})()
     for name, value in state.items():
         object.__setattr__(holder, name, value)
-    return _rebuilt(cls, state, KeepModules().trace(holder), class_name)
+    # (the functions the forward calls were calls in the graph, fx.wrap'ed ones too: calls
+    # again, as torch.fx keeps them, not traced through)
+    calls = [(forward.__globals__, name) for name, value in globals_.items()
+             if isinstance(value, types.FunctionType)]
+    _WRAPPED.extend(calls)
+    try:
+        graph = KeepModules().trace(holder)
+    finally:
+        del _WRAPPED[len(_WRAPPED) - len(calls):]
+    return _rebuilt(cls, state, graph, class_name)
 
 
 def _rebuilt(cls: type, state: dict, graph: Graph, class_name: str) -> GraphModule:
