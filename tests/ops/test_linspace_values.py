@@ -183,3 +183,14 @@ def test_integer_logspace_computes_no_linspace_it_throws_away(monkeypatch):
     assert len(calls) == 1
     with pytest.raises(ember.errors.AllocationError, match="logspace: cannot allocate shape"):
         ember.logspace(0, 2, 2 ** 50, dtype=ember.int64)
+
+
+@pytest.mark.parametrize("steps", [2.5, "tensor"])
+def test_a_steps_that_is_not_an_integer_is_refused_as_torch(steps):
+    # integer logspace skipped linspace's check after 44d6585f: steps=2.5 gave [1, 100]
+    steps = ember.tensor(2.5) if steps == "tensor" else steps
+    with pytest.raises(TypeError, match="steps"):
+        ember.logspace(0, 2, steps, dtype=ember.int64)
+    with pytest.raises(TypeError):
+        torch.logspace(0, 2, torch.tensor(2.5) if isinstance(steps, ember.Tensor) else steps,
+                       dtype=torch.int64)

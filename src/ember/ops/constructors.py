@@ -32,7 +32,7 @@ from ember.ops.creation import (
     tensor,
 )
 from ember.ops.fits import check_fits, check_number_int
-from ember.ops.int_args import as_ints
+from ember.ops.int_args import as_int, as_ints
 from ember.ops.spaced import spaced_dtype, unfused_spaced
 from ember.tensor import Tensor
 
@@ -114,7 +114,8 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
         tensor([  1.,  10., 100.])
     """
     check_strided("logspace", layout)
-    if int(steps) < 0:
+    steps = as_int(steps, "logspace", "steps")  # (2.5 refused, as linspace and PyTorch)
+    if steps < 0:
         raise ShapeError(f"logspace: number of steps must be non-negative, got {steps}")
     # (one step: PyTorch fills base ** start, so that must fit, checked below)
     dt = spaced_dtype("logspace", start, end, dtype, 0 if int(steps) == 1 else int(steps))
