@@ -106,9 +106,10 @@ def test_chrome_trace_has_torchs_memory_instant_events(tmp_path):
     assert -2 * MiB - 64 < sum(c for c in found["ember"] if c < 0) <= -2 * MiB
 
 
-def test_device_names_are_read_as_torch_reads_them(tmp_path):
+def test_device_names_are_read_and_an_unseen_device_is_an_empty_timeline(tmp_path):
     # device="cpu:0" wrote an empty timeline (the samples are keyed "cpu"); a device the
-    # profile never saw wrote an empty file too
+    # profile never saw writes torch's empty [[], []] (a torch script exporting "cuda:0"
+    # runs on a CPU-only machine)
     with ember.profiler.profile(profile_memory=True) as prof:
         x = ember.ones(256, 1024)
         y = x * 2
@@ -118,8 +119,8 @@ def test_device_names_are_read_as_torch_reads_them(tmp_path):
         got[str(device)] = json.loads((tmp_path / "m.json").read_text())
     assert len({json.dumps(v) for v in got.values()}) == 1
     assert max(row[-1] for row in got["cpu:0"][1]) >= 2 * MiB
-    with pytest.raises(ValueError, match=r"no tensor .* on device 'cuda:0'.*\['cpu'\]"):
-        prof.export_memory_timeline(str(tmp_path / "m.json"), device="cuda:0")
+    prof.export_memory_timeline(str(tmp_path / "m.json"), device="cuda:0")
+    assert json.loads((tmp_path / "m.json").read_text()) == [[], []]
     del x, y
 
 

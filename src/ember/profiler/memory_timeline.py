@@ -72,18 +72,15 @@ def instant_events(samples: list[tuple[int, str | None, Any]], start: int) -> li
 
 
 def _same_device(samples: list[tuple[int, str | None, Any]], device: str | None) -> set[str]:
-    """The names in ``samples`` of ``device`` (default the CPU; ``cpu:0`` is ``cpu``, and
-    ``cuda`` is ``cuda:0``, as PyTorch reads them); a device no tensor of the profile was on is
-    refused, naming those there were (the CPU gives an empty timeline)."""
+    """The names in ``samples`` of ``device`` (default the CPU; Ember reads ``cpu:0`` as
+    ``cpu`` and ``cuda`` as ``cuda:0``); none for a device no tensor of the profile was on, an
+    empty timeline as PyTorch's (the CPU's: zeros)."""
     seen: set[str] = set()
     for _, name, n in samples:
         seen.update(n if name is None else (name,))
     want = to_device("cpu" if device is None else device)
     names = {name for name in seen if _key(to_device(name)) == _key(want)}
-    if not names and want.type != "cpu":
-        raise ArgumentError(f"export_memory_timeline: no tensor of the profile was on device "
-                            f"{device!r}. Hint: pass one of {sorted(seen) or ['cpu']}")
-    return names or {"cpu"}
+    return names or ({"cpu"} if want.type == "cpu" else set())
 
 
 def _key(device: Any) -> tuple[str, int]:
@@ -107,7 +104,7 @@ def export(prof: Any, path: str | os.PathLike, device: str | None) -> None:
             "created or destroyed) is not supported: Ember samples the bytes op by op. Hint: "
             "a .json or .json.gz path writes [times, sizes by category]")
     devices = _same_device(prof._memory_samples, device)
-    times, sizes = coalesce(prof._memory_samples, prof._start, devices)
+    times, sizes = coalesce(prof._memory_samples, prof._start, devices) if devices else ([], [])
     if name.endswith(".html"):
         _write_html(name, times, sizes, str(device or "cpu"))
     else:
