@@ -65,3 +65,25 @@ def test_a_bound_of_another_form_is_still_refused():
     with pytest.raises(ember.onnx.ExportError, match="moves with a dynamic size"):
         ember.onnx.to_model(lambda x: x + pos[1:x.shape[1] + 1], (ember.randn(2, 6, 8),),
                             input_names=["x"], dynamic_axes={"x": {0: "b", 1: "t"}})
+
+
+@pytest.mark.parametrize("bound", [lambda t: max(t, 4), lambda t: t if t > 4 else 4])
+def test_a_bound_clamped_from_below_is_refused_not_taken_for_the_length(bound):
+    # traced at T = 6 and above, max(T, 4) is T: it was exported as pos[:T], wrong for T < 4
+    pos = ember.randn(64, 8)
+    with pytest.raises(ember.onnx.ExportError, match="not below it"):
+        ember.onnx.to_model(lambda x: pos[:bound(x.shape[1])].sum(0) + x.sum(1),
+                            (ember.randn(2, 6, 8),), input_names=["x"],
+                            dynamic_axes={"x": {0: "b", 1: "t"}})
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 8), (3, 6, 8), (4, 8, 8)])
+def test_a_length_that_is_a_multiple_of_the_batch_is_told_apart(shape):
+    # T = 8 and B = 2 both explained the bound 8 in two traces: refused with no hint
+    pos = ember.randn(64, 8)
+    fn = lambda x: x + pos[:x.shape[1]]  # noqa: E731
+    proto = ember.onnx.to_model(fn, (ember.randn(*shape),), input_names=["x"],
+                                dynamic_axes={"x": {0: "b", 1: "t"}})
+    for other in [(3, 5, 8), (1, 1, 8), (4, 12, 8)]:
+        x = ember.randn(*other)
+        np.testing.assert_array_equal(run_onnx(proto, x.numpy())[0], fn(x).numpy())

@@ -52,6 +52,7 @@ class Context:
         self.twin, self.twin_consts, self.twin_eqns = twin, twin_consts, twin_eqns
         self.pairs = pairs or {}
         self.check = check
+        self.below: Any = None  # (a BelowTrace: the graph's traces at small sizes, on demand)
         self.nodes: list[Any] = []
         self.made: dict[str, Any] = {}  # each output name's node (of ``node``)
         self.initializers: list[Any] = []

@@ -23,6 +23,7 @@ from ember.onnx import (
     converters,  # noqa: F401 - registers the converters
     external,
 )
+from ember.onnx.below import BelowTrace
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.dynamic_shapes import as_dynamic_axes
 from ember.onnx.modes import TrainingMode, export_mode
@@ -86,10 +87,11 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
                 probe = _far_trace(capture, graph, leaves, spec, axes[0])
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     names = (in_names, out_names)
-    ctx = _converted(graph, second, opset, names) if third is None else \
-        _checked(graph, second, third, opset, names)
+    below = None if second is None else BelowTrace(capture, graph, leaves, spec, axes[0], WHO)
+    ctx = _converted(graph, second, opset, names, below=below) if third is None else \
+        _checked(graph, second, third, opset, names, below)
     if probe is not None:
-        _check_far(ctx, graph, second, *probe, opset, names)
+        _check_far(ctx, graph, second, *probe, opset, names, below)
     return _model(ctx, graph, in_names, out_names, axes, export_params,
                   bool(keep_initializers_as_inputs))
 
@@ -351,12 +353,13 @@ def _far_trace(capture: Capture, graph: Graph, leaves: list, spec: Any,
 
 
 def _check_far(ctx: Context, graph: Graph, second: Graph, sizes: dict[str, int], probe: Graph,
-               opset: int, names: tuple[list[str], list[str]]) -> None:
+               opset: int, names: tuple[list[str], list[str]],
+               below: BelowTrace | None = None) -> None:
     """Refuses a model whose graph, converted against the far trace ``probe`` (at
     ``sizes``), is not the ONNX graph ``ctx`` that the near traces gave."""
     at = ", ".join(f"{n} = {s}" for n, s in sizes.items())
     try:
-        far = _converted(graph, probe, opset, names, second)
+        far = _converted(graph, probe, opset, names, second, below)
     except ExportError as e:
         raise ExportError(f"{_NO_RULE}. {_FAR_HINT}; traced again at {at}:\n{e}") from None
     if _serialized(far) != _serialized(ctx):
@@ -364,7 +367,8 @@ def _check_far(ctx: Context, graph: Graph, second: Graph, sizes: dict[str, int],
 
 
 def _converted(graph: Graph, other: Graph | None, opset: int,
-               names: tuple[list[str], list[str]], check: Graph | None = None) -> Context:
+               names: tuple[list[str], list[str]], check: Graph | None = None,
+               below: BelowTrace | None = None) -> Context:
     """``graph`` converted, its sizes that follow a dynamic axis read from ``other`` (the
     graph traced with those axes resized; None without dynamic axes), from dimensions that
     follow them in ``check`` too (a third trace, when given)."""
@@ -375,6 +379,7 @@ def _converted(graph: Graph, other: Graph | None, opset: int,
         raise ExportError(f"{_NO_RULE}. {_NO_RULE_HINT}; resized farther:\n{e}") from None
     ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
                   pairs, checked)
+    ctx.below = below
     ctx.reserved.update(*names, (ref.label for ref in graph.state))
     _convert(ctx, graph, names[0], changed)
     return ctx
@@ -392,15 +397,15 @@ _FAR_HINT = ("Hint: trace at the sizes the model is run at (a size computed in P
 
 
 def _checked(graph: Graph, second: Graph, third: Graph, opset: int,
-             names: tuple[list[str], list[str]]) -> Context:
+             names: tuple[list[str], list[str]], below: BelowTrace | None = None) -> Context:
     """``graph`` converted against ``second``. Two traces tell a size that follows a dynamic
     axis from a constant only where the rule holds at both sizes (``arange(T).clamp(max=5)``
     is an arange at T = 4 and 5): the model converted against a third, farther trace must be
     the same ONNX graph (sizes are read, in both, from dimensions that follow them in all
     three traces: 2·B and W agree at B, W = 2, 4 and 3, 6 only)."""
-    ctx = _converted(graph, second, opset, names, third)
+    ctx = _converted(graph, second, opset, names, third, below)
     try:
-        other = _converted(graph, third, opset, names, second)
+        other = _converted(graph, third, opset, names, second, below)
     except ExportError as e:
         raise ExportError(f"{_NO_RULE}. {_NO_RULE_HINT}; resized farther:\n{e}") from None
     if _serialized(ctx) != _serialized(other):

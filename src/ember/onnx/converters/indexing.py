@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -34,30 +36,61 @@ def _entry_value(ctx: Context, eqn: Eqn, key: str, k: int, part: int | None, d: 
     size, twin_size = eqn.inputs[0].shape[d], ctx.twin_shape(eqn.inputs[0])[d]
     if value is not None and other is not None and value - size == other - twin_size:
         return value - size if value != size else INT64_MAX
-    multiple = None if value is None or other is None else \
-        _multiple(ctx, value, other, size, twin_size)
+    multiple, why = (None, "") if value is None or other is None else \
+        _multiple(ctx, value, other, size, twin_size,
+                  lambda pairs: _entry_in(pairs[id(eqn)].params[key][k], part))
     if multiple is None:
         ctx.refuse(f"the index {entry} moves with a dynamic size in a way ONNX "
-                   "export cannot follow")
+                   f"export cannot follow{why}")
         return value
     return multiple
 
 
-def _multiple(ctx: Context, value: int, other: int, size: int, twin_size: int) -> str | None:
+def _entry_in(entry: Any, part: int | None) -> int | None:
+    return entry if part is None else entry[part]
+
+
+def _multiple(ctx: Context, value: int, other: int, size: int, twin_size: int,
+              entry_in: Callable[[dict[int, Eqn]], int | None]) -> tuple[str | None, str]:
     """An index that is ``value`` in the traced graph and ``other`` in the resized one into a
     dimension of ``size`` (``twin_size``), as ``a·N`` where the dimension is ``c·N``, N the
     one dynamic input size (a recurrent layer's step ``t`` spans rows ``t·B`` to ``(t+1)·B``
     of its flattened time-and-batch rows), or into a dimension that does not move (a
     positional table cut to the input's length, ``pos[:x.shape[1]]``): a 1-D int64 tensor.
-    None when the move is of another form, or when several dynamic sizes could explain it."""
+    ``entry_in`` reads the index in another trace from its equation pairs. Several sizes
+    that explain the move (T = 8 and B = 2) are told apart by the check trace; into a fixed
+    dimension the index must be ``a·N`` in the trace at small sizes too (``max(T, 4)`` is T
+    in every trace above 4). None, and why, when the move is of another form."""
     static = size == twin_size
     fits = {(n, twin_n) for n, twin_n in ctx.dynamic_sizes()
             if value == value // n * n and other == value // n * twin_n and value // n != 0 and
             (static or size == size // n * n and twin_size == size // n * twin_n)}
+    if len(fits) > 1 and ctx.check is not None:
+        fits = {fit for fit in fits if entry_in(ctx.check[1]) ==
+                value // fit[0] * _size_in(ctx, fit, ctx.check[0])}
+    if len(fits) > 1:
+        return None, (f" (it is a multiple of several dynamic sizes, {sorted(fits)}, in both "
+                      "traces). Hint: trace with sizes that are not multiples of each other")
     if len(fits) != 1 or (not static and len(ctx.dynamic_sizes()) != 1):
-        return None
+        return None, ""
     (n, twin_n), = fits
-    return ctx.node("Mul", [ctx.input_dim(n, twin_n), ctx.ints([value // n])])
+    if static:
+        below = ctx.below() if ctx.below is not None else None
+        if below is None or entry_in(below[1]) != value // n * _size_in(ctx, (n, twin_n),
+                                                                       below[0]):
+            return None, (" (it follows the size at and above the traced one, not below it: "
+                          "a bound clamped, max(T, 4)). Hint: export with fixed sizes")
+    return ctx.node("Mul", [ctx.input_dim(n, twin_n), ctx.ints([value // n])]), ""
+
+
+def _size_in(ctx: Context, fit: tuple[int, int], mapping: dict[Var, Var]) -> int:
+    """The size, in another trace (``mapping`` of the graph's variables to it), of the
+    inputs' dynamic dimension that is ``fit`` in the first two."""
+    for var in ctx.graph.inputs:
+        for d in ctx.dynamic_dims(var):
+            if (var.shape[d], ctx.twin_shape(var)[d]) == fit:
+                return mapping[var].shape[d]
+    raise AssertionError(fit)
 
 
 def _saturated(bound: int | str | None) -> int | str | None:
