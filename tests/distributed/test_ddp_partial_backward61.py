@@ -134,3 +134,15 @@ def test_a_gradient_after_the_step_counted_it_unused_says_why():
     message = reports(run_ranks(NESTED, 1, timeout=60))[0][0]
     assert "parameter b.bias got a gradient" in message
     assert "did not reach it" in message and "outputs of the forwards" not in message
+
+
+KEPT = HEADER + """
+d = DDP(ember.nn.Linear(4, 2), find_unused_parameters=True)
+for _ in range(100):                # forwards with grad and no backward (validation in
+    d(ember.ones(2, 4)).sum()       # train mode): their outputs die, their nodes go
+report(len(d._outputs))
+"""
+
+
+def test_forwards_without_backward_keep_no_references_to_dead_outputs():
+    assert reports(run_ranks(KEPT, 1, timeout=60))[0][0] <= 1

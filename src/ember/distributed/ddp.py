@@ -238,8 +238,9 @@ class DistributedDataParallel(nn.Module):
         if self.require_forward_param_sync:  # (evaluation under no_grad has no backward)
             if not self._armed:  # (else no backward since the last forward: one may follow both)
                 self._arm()
-            if self.find_unused_parameters:
-                self._outputs += _output_nodes(out)
+            if self.find_unused_parameters:  # (those of forwards whose outputs died go: a
+                self._outputs = [n for n in self._outputs if n() is not None] + \
+                    _output_nodes(out)  # validation loop in train mode keeps none)
         return out
 
     @contextlib.contextmanager
