@@ -67,6 +67,11 @@ def test_gcd_lcm_match_eager(fn, dtype):
     b = np.concatenate([b, [0, 5, 0, fib[-2], info.max - 1, 18]])
     if fn is ember.lcm:  # (small enough not to wrap)
         a, b = a % 1000, b % 1000
+    else:  # every pair of edge values (gcd(-6, INT64_MIN) was -2 in ONNX, eager's 2)
+        edges = [v for v in [info.min, info.min + 1, -12, -6, -1, 0, 1, 6, 12, info.max - 1,
+                             info.max] if info.min <= v]
+        pairs = np.array([(p, q) for p in edges for q in edges], dtype=dtype.np)
+        a, b = np.concatenate([a, pairs[:, 0]]), np.concatenate([b, pairs[:, 1]])
     x, y = ember.tensor(a.astype(dtype.np)), ember.tensor(b.astype(dtype.np))
     proto = ember.onnx.to_model(fn, (x, y))
     got, = run_onnx(proto, x.numpy(), y.numpy())

@@ -195,11 +195,12 @@ def _euclid_steps(dtype: DType) -> int:
 def gcd(ctx: Context, eqn: Eqn) -> str:
     """``gcd(|a|, |b|)`` by Euclid's steps unrolled (as many as the dtype's worst case), on
     int64; ``lcm`` is ``|a / gcd · b|`` (0 where gcd is). Wrapping as eager's: the result is
-    cast back to the dtype."""
+    cast back to the dtype, and a gcd of INT64_MIN (2**63) is INT64_MIN."""
     dtype = eqn.outputs[0].dtype
     a, b = (ctx.node("Abs", [ctx.cast(ctx.value(v), v.dtype, int64)]) for v in eqn.inputs)
-    x, y = a, b
     zero, one = ctx.scalar(0, int64), ctx.scalar(1, int64)
+    swap = ctx.node("Less", [b, zero])  # (|INT64_MIN| wraps: never the divisor, whose sign
+    x, y = ctx.node("Where", [swap, b, a]), ctx.node("Where", [swap, a, b])  # Mod's takes)
     for _ in range(_euclid_steps(dtype) + 1):  # (+1: |min| is one past max)
         more = ctx.node("Not", [ctx.node("Equal", [y, zero])])
         rest = ctx.node("Mod", [x, ctx.node("Where", [more, y, one])])
