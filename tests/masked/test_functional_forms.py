@@ -109,3 +109,5 @@ def test_isclose_with_a_masked_operand_in_any_place():
     assert_same(ember.isclose(dense, e, atol=1e-3), torch.isclose(tdense, t, atol=1e-3))
     assert_same(e.isclose(dense, rtol=0.0, atol=0.0), t.isclose(tdense, rtol=0.0, atol=0.0))
     assert_same(e.isclose(e), t.isclose(t))
+    with pytest.raises(TypeError, match=r"^isclose\(\) got an unexpected keyword"):
+        e.isclose(dense, bogus=1)  # (named the private _isclose)

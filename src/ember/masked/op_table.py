@@ -186,7 +186,7 @@ def _binary(op: str, fn: Callable[[Any, Any], Any] | None = None,
     return method
 
 
-def _isclose(self: MaskedTensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+def isclose(self: MaskedTensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> MaskedTensor:
     """``isclose`` of the data and ``other`` (a tensor, a number or a MaskedTensor of the same
     mask) with the mask kept, as torch's MaskedTensor (which takes its tolerances)."""
@@ -327,7 +327,7 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
     if name == "isclose":  # (its tolerances come positionally: ember.isclose's hand-over)
         input, other, *tolerances = args
         if isinstance(input, MaskedTensor):
-            return _isclose(input, other, *tolerances, **kwargs)
+            return isclose(input, other, *tolerances, **kwargs)
         return _binary(name, functools.partial(_close, *tolerances), reflected=True)(other, input)
     if name in ("softmax", "softmin"):  # (F.softmax(mt, dim=None) picks the dim as for tensors)
         input, dim = args
@@ -363,7 +363,7 @@ def _install() -> None:
     table.update({dunder: table[op] for dunder, op in UNARY_OPERATORS.items()})
     table.update({dunder: table[op] for dunder, op in INPLACE_OPERATORS.items()})
     table.update({op: _unsupported(op) for op in ("__matmul__", "__rmatmul__", "__iter__")})
-    table["softmax"], table["copy_"], table["isclose"] = softmax, copy_, _isclose
+    table["softmax"], table["copy_"], table["isclose"] = softmax, copy_, isclose
     for name, method in table.items():
         setattr(MaskedTensor, name, method)
     register(MaskedTensor, handle)
