@@ -30,7 +30,8 @@ def index_put(ctx: Context, eqn: Eqn) -> str | None:
     a = ctx.value(base)
     if not p["basic"] and idx:  # (neither: the whole tensor written, y[:] = v)
         return _scatter(ctx, a, len(base.shape), idx, p["dims"], ctx.value(values),
-                        len(values.shape), _REDUCTION[p["mode"]])
+                        len(values.shape), _REDUCTION[p["mode"]],
+                        bool(set(p["dims"]) & set(ctx.dynamic_dims(base))))
     view = sliced(ctx, eqn, "basic", a)
     view_rank = len(_basic_shape(eqn))
     if idx:
@@ -88,20 +89,31 @@ def scatter_reduce(ctx: Context, eqn: Eqn) -> str | None:
 
 
 def _scatter(ctx: Context, data: str, rank: int, idx: list[Var], dims: tuple, v: str,
-             v_rank: int, reduction: str) -> str:
+             v_rank: int, reduction: str, guarded: bool = False) -> str:
     """``data`` (of ``rank``) with ``v`` (of ``v_rank``, broadcast to the indexed region,
     NumPy's rules) written at the index tensors ``idx`` into dimensions ``dims``: ScatterND
-    on ``data`` transposed so that ``dims`` lead."""
+    on ``data`` transposed so that ``dims`` lead. ``guarded`` (an indexed dimension of
+    dynamic size): an index out of range at run time writes into one more entry, dropped
+    (a traced model's EmbeddingBag run on no offsets puts every row in bag -1 of 0 bags,
+    which eager's own branch leaves out; ScatterND would fail)."""
     k = len(dims)
     rest = [d for d in range(rank) if d not in dims]
     perm = [*dims, *rest]
     moved = data if perm == list(range(rank)) else ctx.node("Transpose", [data], perm=perm)
+    if guarded:
+        sizes = ctx.node("Shape", [moved], start=0, end=k)
+        moved = ctx.node("Pad", [moved, ctx.ints([0] * rank + [1] * k + [0] * (rank - k))])
     zero, names = None, []
+    int64_0 = ctx.scalar(0, dtypes.int64)
     for i, d in zip(idx, dims):  # (int64, negatives from the end)
         name = ctx.cast(ctx.value(i), i.dtype, dtypes.int64)
         size = ctx.node("Shape", [data], start=d, end=d + 1)
-        name = ctx.node("Where", [ctx.node("Less", [name, ctx.scalar(0, dtypes.int64)]),
+        name = ctx.node("Where", [ctx.node("Less", [name, int64_0]),
                                   ctx.node("Add", [name, size]), name])
+        if guarded:  # (out of range: the padding entry, at ``size``)
+            outside = ctx.node("Or", [ctx.node("Less", [name, int64_0]),
+                                      ctx.node("GreaterOrEqual", [name, size])])
+            name = ctx.node("Where", [outside, size, name])
         names.append(name)
         nought = ctx.node("Mul", [name, ctx.scalar(0, dtypes.int64)])
         zero = nought if zero is None else ctx.node("Add", [zero, nought])
@@ -125,7 +137,9 @@ def _scatter(ctx: Context, data: str, rank: int, idx: list[Var], dims: tuple, v:
         updates = ctx.node("Transpose", [updates], perm=[*range(first, first + b),
                                                          *range(first), *range(first + b, r)])
     written = ctx.node("ScatterND", [moved, stacked, updates], reduction=reduction)
-    if moved is data:
+    if guarded:
+        written = ctx.node("Slice", [written, ctx.ints([0] * k), sizes, ctx.ints(range(k))])
+    if perm == list(range(rank)):
         return written
     return ctx.node("Transpose", [written], perm=[int(j) for j in np.argsort(perm)])
 

@@ -50,15 +50,23 @@ def searchsorted(ctx: Context, eqn: Eqn) -> str | None:
     rows of boundaries) and Where on the ``[start, end)`` of each value, so NaN and unsorted
     boundaries give what Ember gives. Boundaries of a dynamic length (an EmbeddingBag's
     offsets) take their length from the run-time shape and 31 steps (any length below
-    2**31)."""
+    2**31), reading a table padded by one entry (an empty one gives 0 as eager)."""
     seq, vals, *sorter = eqn.inputs
     n = seq.shape[-1]
-    if len(seq.shape) - 1 in ctx.dynamic_dims(seq):
+    dynamic = len(seq.shape) - 1 in ctx.dynamic_dims(seq)
+    if dynamic:
         steps = max(n.bit_length(), 31)
         length = ctx.node("Squeeze", [ctx.node("Shape", [ctx.value(seq)], start=-1)])
     else:
         steps, length = n.bit_length(), ctx.scalar(n, int64)
     rows = len(seq.shape) > 1
+
+    def padded(x: str) -> str:  # (one more entry, read where the run-time length is 0)
+        if not dynamic:
+            return x
+        pads = [0] * (2 * len(seq.shape))
+        pads[-1] = 1
+        return ctx.node("Pad", [x, ctx.ints(pads)])
 
     def read(table: str, at: str) -> str:
         return ctx.node("GatherElements", [table, at], axis=-1) if rows else \
@@ -67,18 +75,19 @@ def searchsorted(ctx: Context, eqn: Eqn) -> str | None:
     # (bfloat16 compared as float32, exact: onnxruntime's Greater takes no bfloat16)
     table, v = (ctx.cast(ctx.value(a), a.dtype, float32 if a.dtype is bfloat16 else a.dtype)
                 for a in (seq, vals))
+    table = padded(table)
     start = ctx.node("ConstantOfShape", [ctx.node("Shape", [v])],
                      value=onnx_helper.make_tensor("v", TensorProto.INT64, [1], [0]))
     end = ctx.node("Add", [start, length])
     stays = "Greater" if eqn.params["right"] else "GreaterOrEqual"
     one = ctx.scalar(1, int64)
-    last = ctx.node("Sub", [length, one])
+    last = ctx.node("Max", [ctx.node("Sub", [length, one]), ctx.scalar(0, int64)])
     for _ in range(steps):
         mid = ctx.node("Add", [start, ctx.node("Div", [ctx.node("Sub", [end, start]),
                                                        ctx.scalar(2, int64)])])
         pos = ctx.node("Min", [mid, last])
         if sorter:
-            pos = read(ctx.value(sorter[0]), pos)
+            pos = read(padded(ctx.value(sorter[0])), pos)
         stay = ctx.node(stays, [read(table, pos), v])
         active = ctx.node("Less", [start, end])
         start = ctx.node("Where", [ctx.node("And", [active, ctx.node("Not", [stay])]),
