@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from ember.dtypes import DType
+from ember.dtypes import DType, float64
 from ember.errors import ArgumentError
 from ember.jit.ir import Eqn, Graph, Var
 from ember.onnx.symbolic import rebuild
@@ -115,6 +115,18 @@ class Context:
     def scalar(self, value: Any, dtype: DType) -> str:
         """A 0-d initializer of ``dtype``."""
         return self.constant(np.asarray(value, dtype=dtype.np), "scalar")
+
+    def horner(self, coefficients: tuple, t: str) -> str:
+        """``sum c_k t^k`` of the float64 tensor ``t``, highest power first (Horner's rule):
+        the polynomials of the special functions' compositions.
+
+        Example:
+            >>> ctx.horner((2.0, 0.0, 1.0), t)  # 2t² + 1  # doctest: +SKIP
+        """
+        acc = self.scalar(coefficients[0], float64)
+        for c in coefficients[1:]:
+            acc = self.node("Add", [self.node("Mul", [acc, t]), self.scalar(c, float64)])
+        return acc
 
     def node(self, op: str, inputs: list[str], *, outputs: int = 1, **attrs: Any) -> Any:
         """Adds an ONNX node; returns its output name (a list when ``outputs`` > 1)."""

@@ -12,7 +12,6 @@ from numpy.polynomial import polynomial as P
 from ember.dtypes import float64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
-from ember.onnx.converters.special import _horner
 from ember.onnx.registry import converter
 from ember.ops.gamma_kernel import polygamma_array
 
@@ -87,7 +86,7 @@ def _zeta_tail(ctx: Context, w: str, n: int) -> str:
     # Σ_j B_2j (2j + n - 1)! / (2j)! · w^-(2j), highest power first, times w^-n
     coefficients = [b * math.factorial(2 * j + n - 1) / math.factorial(2 * j)
                     for j, b in enumerate(_BERNOULLI, start=1)]
-    tail = _horner(ctx, tuple(coefficients[::-1]) + (0.0,), inv2)
+    tail = ctx.horner(tuple(coefficients[::-1]) + (0.0,), inv2)
     if n == 0:  # ψ(w) = log w - 1/(2w) - Σ B_2j / (2j w^2j)
         lead = ctx.node("Sub", [ctx.node("Log", [w]), ctx.node("Mul", [_c(ctx, 0.5), inv])])
         return ctx.node("Sub", [lead, tail])
@@ -125,7 +124,7 @@ def polygamma(ctx: Context, eqn: Eqn) -> str:
     big = ctx.node("Add", [_zeta_tail(ctx, w, n), shift])
     sin, cos = _sin_cos_pi(ctx, x)
     cot = ctx.node("Div", [cos, sin])
-    q = _horner(ctx, tuple(_cot_derivative(n)[::-1]), cot)
+    q = ctx.horner(tuple(_cot_derivative(n)[::-1]), cot)
     reflected = ctx.node("Sub", [ctx.node("Mul", [big, _c(ctx, (-1.0) ** n)]),
                                  ctx.node("Mul", [q, _c(ctx, math.pi ** (n + 1))])])
     out = ctx.node("Where", [low, reflected, big])
@@ -154,10 +153,10 @@ def i0(ctx: Context, eqn: Eqn) -> str:
     ``e^(x/2) · (e^(x/2) · ...)``, which overflows only where I_0 does); NaN at ±inf, as
     eager (and PyTorch)."""
     a = ctx.node("Abs", [_f64(ctx, eqn)])
-    small = _horner(ctx, _I0_SERIES[::-1], ctx.node("Mul", [ctx.node("Mul", [a, a]),
+    small = ctx.horner(_I0_SERIES[::-1], ctx.node("Mul", [ctx.node("Mul", [a, a]),
                                                          _c(ctx, 0.25)]))
     far = ctx.node("Max", [a, _c(ctx, 15.0)])
-    series = _horner(ctx, _I0_ASYMPTOTIC[::-1], ctx.node("Div", [_c(ctx, 1.0), far]))
+    series = ctx.horner(_I0_ASYMPTOTIC[::-1], ctx.node("Div", [_c(ctx, 1.0), far]))
     half = ctx.node("Exp", [ctx.node("Mul", [far, _c(ctx, 0.5)])])
     scaled = ctx.node("Div", [series, ctx.node("Sqrt", [ctx.node("Mul", [far, _c(
         ctx, 2 * math.pi)])])])
@@ -180,7 +179,7 @@ def erfc(ctx: Context, eqn: Eqn) -> str:
     x = _f64(ctx, eqn)
     z = ctx.node("Abs", [x])
     near = ctx.node("Min", [z, _c(ctx, 2.0)])
-    series = _horner(ctx, _ERF_SERIES[::-1], ctx.node("Mul", [ctx.node("Mul", [near, near]),
+    series = ctx.horner(_ERF_SERIES[::-1], ctx.node("Mul", [ctx.node("Mul", [near, near]),
                                                            _c(ctx, 2.0)]))
     gauss = ctx.node("Exp", [ctx.node("Neg", [ctx.node("Mul", [near, near])])])
     erf = ctx.node("Mul", [ctx.node("Mul", [series, near]), ctx.node(

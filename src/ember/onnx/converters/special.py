@@ -17,14 +17,6 @@ from ember.onnx.registry import converter
 from ember.ops.erfc_kernel import _ERFINV_CENTRAL, _ERFINV_TAIL
 
 
-def _horner(ctx: Context, coefficients: tuple, t: str) -> str:
-    """``sum c_k t^k`` (highest power first) in float64."""
-    acc = ctx.scalar(coefficients[0], float64)
-    for c in coefficients[1:]:
-        acc = ctx.node("Add", [ctx.node("Mul", [acc, t]), ctx.scalar(c, float64)])
-    return acc
-
-
 @converter("erfinv")
 def erfinv(ctx: Context, eqn: Eqn) -> str | None:
     """``y·P(w)`` with ``w = -log((1 - y)(1 + y))``, Giles' first guess, which eager refines
@@ -42,8 +34,8 @@ def erfinv(ctx: Context, eqn: Eqn) -> str | None:
     one = ctx.scalar(1, float64)
     w = ctx.node("Neg", [ctx.node("Log", [ctx.node("Mul", [ctx.node("Sub", [one, a]),
                                                             ctx.node("Add", [one, a])])])])
-    central = _horner(ctx, _ERFINV_CENTRAL, ctx.node("Sub", [w, ctx.scalar(2.5, float64)]))
-    tail = _horner(ctx, _ERFINV_TAIL, ctx.node("Sub", [ctx.node("Sqrt", [w]),
+    central = ctx.horner(_ERFINV_CENTRAL, ctx.node("Sub", [w, ctx.scalar(2.5, float64)]))
+    tail = ctx.horner(_ERFINV_TAIL, ctx.node("Sub", [ctx.node("Sqrt", [w]),
                                                        ctx.scalar(3, float64)]))
     ratio = ctx.node("Where", [ctx.node("Less", [w, ctx.scalar(5, float64)]), central, tail])
     out = ctx.node("Where", [ctx.node("Equal", [a, one]),
