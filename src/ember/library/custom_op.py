@@ -87,7 +87,9 @@ class CustomOpPrimitive(Primitive):
         self.op = op
         self.name = op.qualname
         self.lens = lens  # (the lengths of its list outputs: one primitive per lengths)
-        self.nout = outputs.count(op._schema.returns, lens) + len(op._schema.mutated)
+        self.nret = outputs.count(op._schema.returns, lens)  # (the returned outputs, then
+        self.nout = self.nret + len(op._schema.mutated)  # the mutated arguments' new values)
+        self.numbers = op._number_outputs(lens)  # (the returned numbers' positions)
         base, _, overload = op._name.partition(".")
         self.backward_name = \
             f"GeneratedBackwardFor_{op._namespace}_{base}_{overload or 'default'}Backward"
@@ -100,7 +102,7 @@ class CustomOpPrimitive(Primitive):
         return self.op._infer(specs, (args, counts))[0]
 
     def vjp(self, ctx: Node, *grads: Tensor | None) -> tuple:
-        return self.op._vjp(ctx, grads)
+        return self.op._vjp(ctx, grads, self)
 
     def jvp(self, ctx: Node, *tangents: Tensor | None) -> Any:
         raise GradError(f"{self.name}: custom ops have no forward-mode (jvp) rule, as in "
@@ -151,6 +153,7 @@ class CustomOpDef:
                 self._kernels[dev] = fn
             functools.update_wrapper(self, fn)
         self._lists = sum(r in outputs.SIZED for r in schema.returns)  # (lists, Tensor?)
+        self._single = schema.returns == ("Tensor",) and not schema.tupled  # (the common op)
         self._prims: dict[tuple[int, ...], CustomOpPrimitive] = {}
         self._ran = threading.local()  # (an eager call's outputs, run to learn list lengths)
         self._prim = self.primitive((0,) * self._lists)
@@ -161,9 +164,6 @@ class CustomOpDef:
         if prim is None:
             prim = self._prims[lens] = CustomOpPrimitive(self, lens)
         return prim
-
-    def _nret(self, lens: tuple[int, ...]) -> int:
-        return outputs.count(self._schema.returns, lens)
 
     def __repr__(self) -> str:
         return f"<CustomOpDef({self.qualname})>"
@@ -235,14 +235,14 @@ class CustomOpDef:
     def call_split(self, values: dict[str, Any], inputs: list[Tensor], layout: tuple) -> Any:
         """Runs the op on arguments already bound (:meth:`bind`) and split (:meth:`split`):
         the results, after writing the mutated arguments in place."""
-        outs, lens = self.apply_lens(inputs, layout)
-        nret = self._nret(lens)
+        outs, prim = self._apply(inputs, layout)
+        nret = prim.nret
         for name, new in zip(self._schema.mutated, outs[nret:]):
             inplace(values[name], self.qualname, lambda old, new=new: new)
-        if self._schema.returns == ("Tensor",) and not self._schema.tupled:
+        if self._single:
             return outs[0]  # (the common op: one tensor)
         return outputs.structure(self.qualname, self._schema.returns, self._schema.tupled,
-                                 outs[:nret], lens)
+                                 outs[:nret], prim.lens)
 
     def bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
         """The call's arguments by parameter name, defaults filled in."""
@@ -315,10 +315,15 @@ class CustomOpDef:
     def apply(self, inputs: Sequence[Tensor], layout: tuple) -> tuple:
         """Applies the primitive; when it was recorded for backward, runs ``setup_context``
         on the node's ctx. Returns every output (the results, then the mutated values)."""
-        return self.apply_lens(inputs, layout)[0]
+        return self._apply(inputs, layout)[0]
 
     def apply_lens(self, inputs: Sequence[Tensor], layout: tuple) -> tuple[tuple, tuple]:
         """:meth:`apply`'s outputs, and the lengths of the call's list outputs."""
+        outs, prim = self._apply(inputs, layout)
+        return outs, prim.lens
+
+    def _apply(self, inputs: Sequence[Tensor], layout: tuple) -> tuple[tuple, CustomOpPrimitive]:
+        """:meth:`apply`'s outputs, and the primitive the call ran."""
         if self._lists:
             lens = self._list_lens(inputs, layout)
             prim = self.primitive(lens)
@@ -330,18 +335,18 @@ class CustomOpDef:
             lens, prim = (), self._prim
             out = apply(prim, *inputs, args=layout[0], counts=layout[1], lens=lens)
         outs = out if prim.nout > 1 else (out,)
-        nret = self._nret(lens)
+        nret = prim.nret
         node = next((o._node for o in outs[:nret]
                      if o._node is not None and o._node.prim is prim), None)
         if node is not None:
-            dropped = self._setup(node, outs, self.join(inputs, layout), lens)._non_differentiable
-            numbers = self._number_outputs(lens)
+            dropped = self._setup(node, outs, self.join(inputs, layout), prim)._non_differentiable
+            numbers = prim.numbers
             outs = tuple(_wrap(o._data, o._device, False, None, 0, o._vc)  # (no gradient, as
                          if i < nret and (id(o) in dropped or i in numbers) else o  # PyTorch's
                          for i, o in enumerate(outs))  # outputs marked in setup_context)
-        return outs, lens
+        return outs, prim
 
-    def _number_outputs(self, lens: tuple[int, ...]) -> set[int]:
+    def _number_outputs(self, lens: tuple[int, ...]) -> frozenset[int]:
         """The positions of the outputs that are returned numbers (they have no gradient)."""
         found, i, sizes = set(), 0, iter(lens)
         for type_ in self._schema.returns:
@@ -351,7 +356,7 @@ class CustomOpDef:
             if type_ != "Tensor":
                 found.add(i)
             i += 1
-        return found
+        return frozenset(found)
 
     def _list_lens(self, inputs: Sequence[Tensor], layout: tuple) -> tuple[int, ...]:
         """The lengths of this call's list outputs: in plain eager mode by running the kernel
@@ -370,7 +375,7 @@ class CustomOpDef:
         return self._infer(specs, layout)[1]
 
     def _setup(self, node: Node, outs: tuple, values: dict[str, Any],
-               lens: tuple[int, ...]) -> CustomOpCtx:
+               prim: CustomOpPrimitive) -> CustomOpCtx:
         """The ctx of a recorded call, given to ``setup_context`` as PyTorch's: ``inputs`` the
         positional arguments, ``keyword_only_inputs`` (only when the op has keyword-only
         parameters) the others. Returns it (with the outputs marked non-differentiable)."""
@@ -379,12 +384,10 @@ class CustomOpDef:
                       if p.kind in (TENSOR_LIST, OPTIONAL_TENSOR_LIST) else
                       isinstance(a, Tensor) and a.requires_grad  # (a list of flags for a list)
                       for p, a in zip(self._schema.params, args))
-        nret = self._nret(lens)
-        ctx = CustomOpCtx(self.qualname, needs, [(o.shape, o.dtype) for o in outs[:nret]])
-        ctx.lens = lens
+        ctx = CustomOpCtx(self.qualname, needs, [(o.shape, o.dtype) for o in outs[:prim.nret]])
         if self._setup_context is not None:
             output = outputs.structure(self.qualname, self._schema.returns,
-                                       self._schema.tupled, outs[:nret], lens)
+                                       self._schema.tupled, outs[:prim.nret], prim.lens)
             extra = {"keyword_only_inputs": kwargs} if any(
                 p.kwarg_only for p in self._schema.params) else {}
             self._setup_context(ctx=ctx, inputs=args, output=output, **extra)
@@ -416,7 +419,9 @@ class CustomOpDef:
 
     # -- the primitive's rules ----------------------------------------------------------------
     def _run_kernel(self, xp: Any, arrays: tuple, layout: tuple, lens: tuple) -> Any:
-        ran, self._ran.outs = getattr(self._ran, "outs", None), None
+        ran = None
+        if self._lists:  # (an op without list outputs is never run ahead)
+            ran, self._ran.outs = getattr(self._ran, "outs", None), None
         if ran is not None and len(ran[0]) == len(arrays) and \
                 all(a is b for a, b in zip(ran[0], arrays)):
             arrs = ran[1]  # (run already, to learn the lengths of its list outputs)
@@ -469,6 +474,8 @@ class CustomOpDef:
         return positions
 
     def _flatten(self, out: Any, what: str, dev: Any) -> tuple[list, tuple[int, ...]]:
+        if self._single and type(out) is Tensor and dev is not None and out._device is dev:
+            return [out], ()  # (the common op's kernel: one tensor, on its inputs' device)
         return outputs.flatten(self.qualname, self._schema.text, self._schema.returns,
                                self._schema.tupled, out, what, dev)
 
@@ -499,7 +506,7 @@ class CustomOpDef:
         result += mutated
         return (result[0] if len(result) == 1 else tuple(result)), lens
 
-    def _vjp(self, node: Node, grads: tuple) -> tuple:
+    def _vjp(self, node: Node, grads: tuple, prim: CustomOpPrimitive) -> tuple:
         if self._backward is None:
             hint = (f"{self._name} mutates {list(self._schema.mutated)}, and an op that mutates "
                     "cannot have one (as in PyTorch): make a functional op (returning the new "
@@ -507,8 +514,7 @@ class CustomOpDef:
                 (f"use {self._name}.register_autograd(backward, setup_context=...) to add one")
             raise GradError(f"Trying to backward through {self.qualname} but no autograd "
                             f"formula was registered. Hint: {hint}")
-        ctx = _CTXS[node]
-        numbers = self._number_outputs(ctx.lens)
+        ctx, lens, numbers = _CTXS[node], prim.lens, prim.numbers
         if ctx.materialize_grads:
             from ember.ops.creation import zeros
 
@@ -517,7 +523,7 @@ class CustomOpDef:
                           for i, (g, (shape, dtype)) in enumerate(zip(grads, ctx.out_specs)))
         # (one gradient per returned value: a list for a list; None for a number, as torch)
         result = self._backward(ctx, *outputs.structure(
-            self.qualname, self._schema.returns, True, grads[:len(ctx.out_specs)], ctx.lens,
+            self.qualname, self._schema.returns, True, grads[:len(ctx.out_specs)], lens,
             "none"))
         params = [p for p in self._schema.params if not p.kwarg_only]
         if not isinstance(result, tuple):  # (a list is one gradient: a tensor list's, as torch)
