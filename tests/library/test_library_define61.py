@@ -144,3 +144,32 @@ def test_a_kept_handle_calls_the_op_defined_again_as_torch(T):
     old = define(1)
     new = define(2)
     assert old(T.ones(1)).tolist() == new(T.ones(1)).tolist() == [3.0]
+
+
+@pytest.mark.parametrize("T", [torch, ember])
+def test_registering_through_a_kept_handle_of_an_op_defined_again_raises(T):
+    # (mend61lib, review61e #4: Ember accepted these and no call ever used them; torch 2.13
+    # raises for register_kernel and register_vmap, and ignores the other two silently)
+    def define(k):
+        @T.library.custom_op(f"kept61{T.__name__}::f", mutates_args=())
+        def f(x: T.Tensor) -> T.Tensor:
+            return x + k
+
+        return f
+
+    old, new = define(1), define(2)
+    registrations = {"register_kernel": lambda: old.register_kernel("cpu", lambda x: x + 10),
+                     "register_vmap": lambda: old.register_vmap(lambda info, dims, x: (x, 0))}
+    if T is ember:
+        registrations.update(register_fake=lambda: old.register_fake(ember.empty_like),
+                             register_autograd=lambda: old.register_autograd(lambda c, g: g))
+    for register in registrations.values():
+        with pytest.raises(AssertionError, match="Library object has been destroyed"):
+            register()
+    if T is ember:
+        with pytest.raises(ember.errors.OpError, match=r"register_kernel: .* defined again .*"
+                                                       r"Hint: register on the new op, "
+                                                       r"ember.ops.kept61ember.f"):
+            old.register_kernel("cpu")
+        new.register_kernel("cpu", lambda x: x + 10)  # (the new handle's registrations reach
+        assert old(T.zeros(1)).tolist() == new(T.zeros(1)).tolist() == [10.0]  # both)

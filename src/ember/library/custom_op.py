@@ -65,6 +65,11 @@ class SchemaMismatch(OpError):
     user's)."""
 
 
+class ReplacedOpError(OpError, AssertionError):
+    """A registration through the handle of an op defined again since: it would reach no
+    call (an AssertionError as PyTorch's "Library object has been destroyed")."""
+
+
 class CustomOpCtx(FunctionCtx):
     """The ``ctx`` of one recorded call: ``autograd.Function``'s (``save_for_backward``,
     ``saved_tensors``, ``needs_input_grad``, ``set_materialize_grads``), plus the output specs
@@ -184,6 +189,7 @@ class CustomOpDef:
         replaced by data-free stand-ins of the same shape and dtype, and returns tensors of
         the output shapes and dtypes (``ember.empty_like(x)``, ``x.new_empty(n, m)``). It is
         the primitive's ``infer`` rule, which ``ember.jit`` and :func:`opcheck` need."""
+        self._check_current("register_fake")
         self._fake = fn
         return fn
 
@@ -193,6 +199,7 @@ class CustomOpDef:
         forward (``ctx.save_for_backward``, attributes), ``backward(ctx, *grads)`` returns one
         gradient per op argument (None for non-tensors). A backward written in Ember ops is
         differentiable again (second derivatives)."""
+        self._check_current("register_autograd")
         if self._schema.mutated:
             raise RuntimeError(f"Cannot register autograd formula for non-functional operator "
                                f"{self.schema}. Please create a functional operator and "
@@ -203,6 +210,8 @@ class CustomOpDef:
                         fn: Callable | None = None, /) -> Callable:
         """Registers an implementation for some device types (``"cpu"``, ``"cuda"``),
         replacing the function's own for them; usable as a decorator."""
+        self._check_current("register_kernel")
+
         def register(func: Callable) -> Callable:
             for dev in device_type_list(device_types):
                 self._kernels[dev] = func
@@ -213,6 +222,8 @@ class CustomOpDef:
         """Registers the batching rule ``fn(info, in_dims, *args) -> (output, out_dims)``:
         ``in_dims`` has the batch dim of each argument (None when unbatched), ``info``
         ``batch_size`` and ``randomness``. Without one, vmap runs the op once per sample."""
+        self._check_current("register_vmap")
+
         def register(func: Callable) -> Callable:
             if self._schema.mutated:
                 raise NotImplementedError(f"{self.qualname}: register_vmap for an op that "
@@ -220,6 +231,17 @@ class CustomOpDef:
             self._vmap = func
             return func
         return register if fn is None else register(fn)
+
+    def _check_current(self, what: str) -> None:
+        """Refuses a registration through a handle kept from before the op was defined again
+        (calls go to the new op, so the rule would never run)."""
+        if self._replaced_by is not None:
+            raise ReplacedOpError(
+                f"{self.qualname}.{what}: Library object has been destroyed: {self.qualname} "
+                "was defined again since this handle was made, and calls run the new "
+                "definition, so this registration would never be used (PyTorch raises this "
+                f"AssertionError too). Hint: register on the new op, {self._qualified_name} "
+                "(or the handle the last custom_op returned)")
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
