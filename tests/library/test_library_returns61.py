@@ -318,3 +318,24 @@ def test_calls_reuse_their_primitives_output_layout(monkeypatch):
     for call in calls:
         call()
     assert made == [] and x.grad.tolist() == [10.0] * 4  # (2 + 3, twice)
+
+
+def test_new_dynamic_size_returned_and_used_as_a_shape_is_refused_by_name():
+    # (mend61lib, review61e #5: torch's nonzero pattern was blamed as a wrong fake impl,
+    # "the infer rule gives output 0 as (0,) ... Hint: fix the fake impl")
+    @ember.library.custom_op("sweep61::nonzero_count", mutates_args=())
+    def f(x: ember.Tensor) -> tuple[ember.Tensor, int]:
+        k = int((x > 0).sum())
+        return ember.arange(k), k
+
+    @f.register_fake
+    def _(x):
+        n = ember.library.get_ctx().new_dynamic_size()
+        return x.new_empty(n, dtype=ember.int64), n
+
+    x = ember.tensor([1.0, -1.0, 2.0])
+    assert f(x)[0].tolist() == [0, 1] and f(x)[1] == 2
+    with pytest.raises(ember.errors.OpError, match="new_dynamic_size.. for a size"):
+        ember.jit.compile(lambda x: f(x)[0] + 1)(x)
+    with pytest.raises(ember.library.OpCheckError, match="new_dynamic_size.. for a size"):
+        ember.library.opcheck(f, (x,), test_utils="test_faketensor")

@@ -5,11 +5,12 @@ static shapes, so a fake rule may return such a number but not size a tensor wit
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ember.errors import OpError
+from ember.tensor import Tensor
 
 _CURRENT = threading.local()
 
@@ -21,14 +22,16 @@ class DynamicSize(int):
 class FakeImplCtx:
     """What :func:`get_ctx` returns inside a fake rule (PyTorch's ``FakeImplCtx``)."""
 
-    def __init__(self, qualname: str) -> None:
+    def __init__(self, qualname: str, shift: int = 0) -> None:
         self.qualname = qualname
         self.made: list[DynamicSize] = []
+        self.shift = shift  # (added to each size's min, within its max: see call_fake)
 
     def new_dynamic_size(self, *, min: int = 0, max: int | None = None) -> int:  # noqa: A002
         """A data-dependent number for the fake rule to return as the op's ``int`` output
         (Ember cannot size a tensor with it: its graphs have static shapes)."""
-        size = DynamicSize(min)
+        size = DynamicSize(min if max is not None and min + self.shift > max else
+                           min + self.shift)
         self.made.append(size)
         return size
 
@@ -52,24 +55,44 @@ def get_ctx() -> FakeImplCtx | None:
 
 
 @contextmanager
-def fake_context(qualname: str) -> Iterator[FakeImplCtx]:
+def fake_context(qualname: str, shift: int = 0) -> Iterator[FakeImplCtx]:
     """Makes :func:`get_ctx` return a new ctx while a fake rule runs."""
     saved = getattr(_CURRENT, "ctx", None)
-    _CURRENT.ctx = ctx = FakeImplCtx(qualname)
+    _CURRENT.ctx = ctx = FakeImplCtx(qualname, shift)
     try:
         yield ctx
     finally:
         _CURRENT.ctx = saved
 
 
-def check_sizes(ctx: FakeImplCtx, returned: Any) -> None:
-    """Refuses a fake rule that sized a tensor with a ``new_dynamic_size()`` (one it made and
-    did not return as a number)."""
-    items = returned if isinstance(returned, (tuple, list)) else (returned,)
-    given = sum(1 for size in ctx.made if any(item is size for item in items))
-    if given < len(ctx.made):
-        raise OpError(f"{ctx.qualname}: the fake impl used ctx.new_dynamic_size() for a size; "
-                      "Ember's graphs (ember.jit, opcheck, the meta device) have static "
-                      "shapes, so an output whose shape depends on the data is not supported. "
-                      "Hint: return a fixed-size tensor (padded, with a count), or call the "
-                      "op outside the compiled function")
+def call_fake(qualname: str, rule: Callable, args: tuple, kwargs: dict) -> Any:
+    """What the fake rule ``rule`` returns, under :func:`get_ctx`. Refuses a rule that sizes
+    a tensor with a ``new_dynamic_size()``: one it made and did not return as a number, or
+    one it returned too (torch's nonzero pattern), seen as output shapes that change when the
+    rule runs again with its sizes one larger."""
+    with fake_context(qualname) as ctx:
+        out = rule(*args, **kwargs)
+    items = out if isinstance(out, (tuple, list)) else (out,)
+    if any(all(item is not size for item in items) for size in ctx.made):
+        raise _dynamic_shape(qualname)
+    if ctx.made:
+        with fake_context(qualname, shift=1):
+            again = rule(*args, **kwargs)
+        if _shapes(again) != _shapes(out):
+            raise _dynamic_shape(qualname)
+    return out
+
+
+def _shapes(out: Any) -> Any:
+    """The shapes of the tensors a fake rule returned (lists and tuples kept)."""
+    if isinstance(out, (tuple, list)):
+        return tuple(_shapes(o) for o in out)
+    return tuple(out.shape) if isinstance(out, Tensor) else None
+
+
+def _dynamic_shape(qualname: str) -> OpError:
+    return OpError(f"{qualname}: the fake impl used ctx.new_dynamic_size() for a size; "
+                   "Ember's graphs (ember.jit, opcheck, the meta device) have static "
+                   "shapes, so an output whose shape depends on the data is not supported. "
+                   "Hint: return a fixed-size tensor (padded, with a count), or call the "
+                   "op outside the compiled function")
