@@ -131,18 +131,20 @@ def test_optional_tensor_return_in_a_schema_string_as_torch(T):
     assert seen == [False]
 
 
+def _plus(T, name, k):
+    """The custom op ``name`` of torch or Ember (``T``): x + k."""
+    @T.library.custom_op(name, mutates_args=())
+    def f(x: T.Tensor) -> T.Tensor:
+        return x + k
+
+    return f
+
+
 @pytest.mark.parametrize("T", [torch, ember])
 def test_a_kept_handle_calls_the_op_defined_again_as_torch(T):
     # Ember's earlier handle ran the earlier op (x + 1: 2.0); torch's runs the new one
-    def define(k):
-        @T.library.custom_op(f"again61{T.__name__}::f", mutates_args=())
-        def f(x: T.Tensor) -> T.Tensor:
-            return x + k
-
-        return f
-
-    old = define(1)
-    new = define(2)
+    old = _plus(T, f"again61{T.__name__}::f", 1)
+    new = _plus(T, f"again61{T.__name__}::f", 2)
     assert old(T.ones(1)).tolist() == new(T.ones(1)).tolist() == [3.0]
 
 
@@ -150,14 +152,7 @@ def test_a_kept_handle_calls_the_op_defined_again_as_torch(T):
 def test_registering_through_a_kept_handle_of_an_op_defined_again_raises(T):
     # (mend61lib, review61e #4: Ember accepted these and no call ever used them; torch 2.13
     # raises for register_kernel and register_vmap, and ignores the other two silently)
-    def define(k):
-        @T.library.custom_op(f"kept61{T.__name__}::f", mutates_args=())
-        def f(x: T.Tensor) -> T.Tensor:
-            return x + k
-
-        return f
-
-    old, new = define(1), define(2)
+    old, new = _plus(T, f"kept61{T.__name__}::f", 1), _plus(T, f"kept61{T.__name__}::f", 2)
     registrations = {"register_kernel": lambda: old.register_kernel("cpu", lambda x: x + 10),
                      "register_vmap": lambda: old.register_vmap(lambda info, dims, x: (x, 0))}
     if T is ember:
