@@ -816,6 +816,10 @@ def test_a_counter_the_function_assigns_is_not_a_reason_to_retrace_and_is_told()
         for _ in range(3):
             counted(ember.ones(2))
     assert len(counted.entries) == 1 and calls == 1
+    calls = np.int64(0)  # (a NumPy count too)
+    with pytest.warns(UserWarning, match="changes closure variable calls"):
+        jit.compile(counted.__wrapped__ if hasattr(counted, "__wrapped__") else counted.fn)(
+            ember.ones(2))
 
 
 STEP = 0

@@ -247,8 +247,8 @@ def _retraced(cls: type, state: dict, src: str, globals_: dict[str, Any],
     _WRAPPED.extend(calls)
     try:
         graph = KeepModules().trace(holder)
-    finally:
-        del _WRAPPED[len(_WRAPPED) - len(calls):]
+    finally:  # (by identity: another thread's fx.wrap meanwhile stays)
+        _WRAPPED[:] = [w for w in _WRAPPED if not any(w is c for c in calls)]
     return _rebuilt(cls, state, graph, class_name)
 
 

@@ -7,9 +7,12 @@ which is refused rather than kept as this trace's value.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import numpy as np
 
 from ember.errors import user_stacklevel
 from ember.jit.discover import Reach
@@ -180,8 +183,8 @@ def _holds_as_state(held: list, members: dict, name: str, t: Tensor) -> bool:
 
 
 def _number(value: Any) -> bool:
-    """Whether ``value`` is a Python int or float (a count), not a bool (a flag)."""
-    return type(value) in (int, float)
+    """Whether ``value`` is a real number (a count: a NumPy one too), not a bool (a flag)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
 def _tensors_in(value: Any) -> Iterator[Tensor]:

@@ -118,8 +118,8 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     if steps < 0:
         raise ShapeError(f"logspace: number of steps must be non-negative, got {steps}")
     # (one step: PyTorch fills base ** start, so that must fit, checked below)
-    dt = spaced_dtype("logspace", start, end, dtype, 0 if int(steps) == 1 else int(steps))
-    integer = dt.category == dtypes.INT and int(steps) > 1
+    dt = spaced_dtype("logspace", start, end, dtype, 0 if steps == 1 else steps)
+    integer = dt.category == dtypes.INT and steps > 1
     if integer:
         # (PyTorch casts the ends to the dtype first, 7.5 is 7 and -4 is 252 in uint8, in its
         # step; one step has none)
@@ -127,7 +127,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     try:
         if integer:  # (exponents without linspace's fused multiply-add: 10 ** 2.0, not
             # 10 ** 1.9999999999999998, is 100, as PyTorch's)
-            exponents = as_tensor(unfused_spaced(start, end, int(steps)), device=device)
+            exponents = as_tensor(unfused_spaced(start, end, steps), device=device)
         else:
             exponents = linspace(start, end, steps, device=device,
                                  dtype=dtypes.complex128 if dt.is_complex else dtypes.float64)
@@ -135,9 +135,9 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
         cause = exc.__cause__ if isinstance(exc, AllocationError) else exc
         if not is_allocation_failure(cause):
             raise
-        raise allocation_error("logspace", (int(steps),), dt, cause) from cause
+        raise allocation_error("logspace", (steps,), dt, cause) from cause
     powers = float(base) ** exponents
-    if int(steps) == 1:
+    if steps == 1:
         check_fits("logspace", powers[0], dt)
     out = powers.to(dt)
     return out.requires_grad_(True) if requires_grad else out
