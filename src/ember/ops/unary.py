@@ -217,8 +217,8 @@ class Rsqrt(Holomorphic, Unary):
     # (float16/bfloat16 rounded once, as PyTorch's vector loop; its scalar loop, for tensors
     # under 32 elements and tails past a multiple of 32, rounds twice: an ulp off at times)
     @in_float32
-    def forward(self, xp, a):
-        return rsqrt_array(xp, a)
+    def forward(self, xp, a):  # (complex: PyTorch's 1/sqrt(z) with its complex reciprocal)
+        return complex_reciprocal(xp, xp.sqrt(a)) if a.dtype.kind == "c" else rsqrt_array(xp, a)
 
     def chain(self, v, x, y):
         return v * (y * y * y) * -0.5
