@@ -239,6 +239,16 @@ def test_small_methods():
         ember.is_nonzero(ember.ones(2))
 
 
+def test_type_name_names_a_non_cpu_device_like_torch():
+    for dtype in ("float32", "float16", "int64", "bool"):
+        want = torch.zeros(2, dtype=getattr(torch, dtype), device="meta").type()
+        got = ember.zeros(2, dtype=getattr(ember, dtype), device="meta").type()
+        assert got == want.replace("torch", "ember")
+    want = repr(torch.nn.ParameterDict({"b": torch.nn.Parameter(torch.zeros(1, device="meta"))}))
+    got = repr(ember.nn.ParameterDict({"b": ember.nn.Parameter(ember.zeros(1, device="meta"))}))
+    assert got == want.replace("torch", "ember")
+
+
 def test_type_info_like_torch():
     for name in ("float16", "bfloat16", "float32", "float64"):
         a, b = ember.finfo(getattr(ember, name)), torch.finfo(getattr(torch, name))

@@ -151,7 +151,8 @@ def cpu(self: Tensor) -> Tensor:
 
 
 def _type_name(x: Tensor) -> str:
-    where = "ember.cuda." if x.device.type == "cuda" else "ember."
+    # PyTorch names the device of a non-CPU tensor: "torch.cuda.FloatTensor", "torch.meta..."
+    where = "ember." if x.device.type == "cpu" else f"ember.{x.device.type}."
     return where + TYPE_NAMES[x.dtype]
 
 
