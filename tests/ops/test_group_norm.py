@@ -76,3 +76,22 @@ def test_group_norm_and_its_backward_under_vmap_match_each_sample():
         want = apply(GroupNormGrad, g[i], x[i], mean[i], rstd[i], w[i])
         for a, c in zip(got, want):
             np.testing.assert_allclose(a[i].numpy(), c.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fmt,shape", [("channels_last", (2, 4, 3, 5)),
+                                       ("channels_last_3d", (2, 4, 3, 5, 2))])
+def test_group_norm_keeps_a_channels_last_layout_as_torch(fmt, shape):
+    """A channels-last(-3d) input's result, and its gradient, keep that layout (torch's
+    suggest_memory_format); another dense order gives a C-ordered result, as torch's."""
+    a = np.random.default_rng(3).standard_normal(shape)
+    xt = torch.from_numpy(a).contiguous(memory_format=getattr(torch, fmt)).requires_grad_()
+    xe = ember.tensor(a).contiguous(memory_format=getattr(ember, fmt)).requires_grad_()
+    yt, ye = TF.group_norm(xt, 2), F.group_norm(xe, 2)
+    (yt * torch.arange(float(shape[-1]))).sum().backward()
+    (ye * ember.arange(float(shape[-1]))).sum().backward()
+    assert ye.stride() == yt.stride() and xe.grad.stride() == xt.grad.stride()
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), atol=1e-12)
+    perm = (0, 2, 1, *range(3, len(shape)))
+    assert F.group_norm(ember.tensor(a).permute(perm).contiguous().permute(perm), 2).stride() \
+        == TF.group_norm(torch.from_numpy(a).permute(perm).contiguous().permute(perm), 2).stride()

@@ -18,6 +18,7 @@ import numpy as np
 
 from ember.backend import compiled, parallel
 from ember.errors import DTypeError, ShapeError
+from ember.layouts import contiguous_format, suggested_format
 from ember.ops.convert import contiguous
 from ember.ops.creation import ones, zeros
 from ember.ops.layer_norm import check_gradient_dtypes
@@ -292,10 +293,14 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != (c,):
             raise ShapeError(f"group_norm: {name} has shape {tuple(t.shape)}, expected ({c},)")
-    input = contiguous(input)  # (the kernels read C order; the result is C-ordered)
+    # the kernels read C order; a channels-last(-3d) input's result is laid out so, as
+    # PyTorch's (its suggest_memory_format)
+    fmt = contiguous_format if input._data.flags.c_contiguous else suggested_format(input._data)
+    input = contiguous(input)
     # one fused op: weight and bias have the input's dtype here (half_with_float_params cast
     # a half input with float32 ones to float32 above and refused any other mix, under
     # autocast too, as its policy leaves group norm alone, as PyTorch's CPU autocast)
     weight = ones((c,), dtype=input.dtype, device=input.device) if weight is None else weight
     bias = zeros((c,), dtype=input.dtype, device=input.device) if bias is None else bias
-    return apply(GroupNorm, input, weight, bias, groups=int(num_groups), eps=float(eps))[0]
+    out = apply(GroupNorm, input, weight, bias, groups=int(num_groups), eps=float(eps))[0]
+    return out if fmt is contiguous_format else contiguous(out, memory_format=fmt)
