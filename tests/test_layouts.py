@@ -49,6 +49,9 @@ def test_format_rank_and_type_errors():
         x.contiguous(memory_format=ember.channels_last)
     with pytest.raises(TypeError, match="memory_format must be an ember.memory_format"):
         x.contiguous(memory_format=3)
+    for args in ((), (ember.float64,)):  # (one op name in the message: to's, not clone's)
+        with pytest.raises(ember.ShapeError, match=r"^to: memory format channels_last needs"):
+            x.to(*args, memory_format=ember.channels_last)
 
 
 def test_size_one_dims_ignore_strides_as_in_torch():

@@ -322,6 +322,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if device is not None and to_device(device) is not self.device:
         out = _to_device(out, to_device(device))
     fmt = check_format("to", preserve_format if memory_format is None else memory_format)
+    if fmt.dims is not None and len(self.shape) != fmt.rank:  # (under to's name, not clone's)
+        order_of("to", fmt, tuple(self.shape))
     if out is not self:  # (a new tensor: only its layout is left to settle)
         if fmt is preserve_format:
             return out
