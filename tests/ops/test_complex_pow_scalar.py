@@ -1,5 +1,6 @@
 """Complex ``z ** 0.5``, ``z ** -0.5``, ``z ** -1`` and ``rsqrt(z)`` bit for bit as PyTorch's,
-which computes them as ``sqrt``, ``1 / sqrt`` and its complex reciprocal, not ``exp(b log z)``."""
+which computes them as ``sqrt``, ``1 / sqrt`` and its complex reciprocal, not ``exp(b log z)``;
+and ``sign``'s refusal of complex tensors names ``sgn``."""
 
 import numpy as np
 import pytest
@@ -41,3 +42,10 @@ def test_complex_pow_scalar_grad_as_torch(exponent):
     (e ** exponent).abs().sum().backward()
     (t ** exponent).abs().sum().backward()
     np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", [ember.sign, ember.Tensor.sign])
+def test_complex_sign_refusal_points_to_sgn(call):
+    """PyTorch refuses ``sign`` of a complex tensor and names ``sgn``; so does Ember."""
+    with pytest.raises(ember.DTypeError, match=r"sign: complex64 .*Hint: sgn\(z\) is z / \|z\|"):
+        call(ember.tensor([1 + 2j]))

@@ -44,8 +44,9 @@ def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception
 def complex_error(op: str, dtype: Any) -> DTypeError:
     """The error of an op that does not take complex numbers (those have no order, so no
     comparison, max, sort, clamp or relu; nor rounding). ``dtype``: an Ember or NumPy one."""
+    hint = "sgn(z) is z / |z|" if op == "sign" else "take .abs() or .real first"  # (PyTorch's)
     return DTypeError(f"{op}: {dtype.name if isinstance(dtype, DType) else dtype} tensors are "
-                      "not supported. Hint: take .abs() or .real first")
+                      f"not supported. Hint: {hint}")
 
 
 def refuse_complex(op: str, *tensors: Any) -> None:
