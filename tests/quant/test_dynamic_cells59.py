@@ -64,7 +64,8 @@ def test_dynamic_cell_repr_as_torch(cell, kw):
     # torch's: sizes, then bias when False and nonlinearity when not tanh (Ember adds dtype)
     import torch.ao.nn.quantized.dynamic as tnnqd
     want = repr(getattr(tnnqd, cell)(3, 4, **kw)).replace(f"DynamicQuantized{cell}(", "")
-    assert repr(getattr(nnqd, cell)(3, 4, **kw)) == f"{cell}({want[:-1]}, dtype=ember.qint8)"
+    got = repr(getattr(nnqd, cell)(3, 4, **kw))
+    assert got == f"DynamicQuantized{cell}({want[:-1]}, dtype=ember.qint8)"
     assert not hasattr(nnqd.LSTMCell(3, 4), "nonlinearity")
 
 

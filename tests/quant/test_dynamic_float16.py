@@ -30,7 +30,8 @@ def test_float16_linear_equals_torch():
     def build(nn):
         return nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3, bias=False))
     qt, qe = _quantized_pair(build)
-    assert repr(qe[0]) == "Linear(in_features=6, out_features=5, dtype=ember.float16)"
+    want = "DynamicQuantizedLinear(in_features=6, out_features=5, dtype=ember.float16)"
+    assert repr(qe[0]) == want
     assert "dtype=torch.float16" in repr(qt[0])
     same(qe[0].weight(), qt[0].weight())  # (float16 values, widened)
     x = _RNG.normal(size=(4, 3, 6)).astype(np.float32)

@@ -102,3 +102,22 @@ def test_long_dot_products_stay_exact(features):
     copy_weights(t, e)
     x = np.random.RandomState(0).uniform(-1, 1, (4, features)).astype(np.float32)
     same(eq.quantize_dynamic(e)(ember.tensor(x)), tq.quantize_dynamic(t)(torch.tensor(x)))
+
+
+def test_quantized_module_reprs_name_them_as_torch():
+    import torch.ao.nn.quantized as tnnq
+    import torch.ao.nn.quantized.dynamic as tnnqd
+
+    import ember.ao.nn.quantized as ennq
+    import ember.ao.nn.quantized.dynamic as ennqd
+    made = [(lambda m: m.Linear(3, 2)), (lambda m: m.Conv2d(2, 4, 3)),
+            (lambda m: m.ConvTranspose1d(2, 2, 3)), (lambda m: m.Dropout(0.5)),
+            (lambda m: m.ReLU6()), (lambda m: m.Hardswish(0.5, 3)),
+            (lambda m: m.BatchNorm2d(3)), (lambda m: m.Embedding(5, 2))]
+    dynamic = [(lambda m: m.Linear(3, 2)), (lambda m: m.LSTM(2, 3)), (lambda m: m.GRUCell(2, 3))]
+    for make, (t, e) in [(f, (tnnq, ennq)) for f in made] + [(f, (tnnqd, ennqd)) for f in dynamic]:
+        want = repr(make(t)).split("(")[0]
+        assert repr(make(e)).split("(")[0] == want
+    model = ember.nn.Sequential(ember.nn.Linear(3, 2))
+    quantized = eq.quantize_dynamic(model, {ember.nn.Linear})
+    assert repr(quantized).splitlines()[1].startswith("  (0): DynamicQuantizedLinear(")

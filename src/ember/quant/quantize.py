@@ -341,7 +341,7 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
         >>> type(q[0]).__module__, q(ember.randn(2, 4)).shape
         ('ember.quant.modules.dynamic', ember.Size([2, 3]))
         >>> quantize_dynamic(nn.Sequential(nn.Linear(4, 3)), dtype=ember.float16)[0]
-        Linear(in_features=4, out_features=3, dtype=ember.float16)
+        DynamicQuantizedLinear(in_features=4, out_features=3, dtype=ember.float16)
     """
     if qconfig_spec is None or isinstance(qconfig_spec, set):
         qconfig, default_types = _dynamic_defaults(dtype)

@@ -22,6 +22,7 @@ from ember.ops.unary import tanh
 from ember.quant import elementwise, kernels
 from ember.quant.modules.quantized import (
     OutputQParams,
+    QuantizedName,
     _quantized_input,
     load_quantized_weight,
     output_qparams,
@@ -36,7 +37,7 @@ __all__ = ["Sigmoid", "Tanh", "Hardsigmoid", "ReLU6", "Hardswish", "LeakyReLU", 
 _F32 = np.float32
 
 
-class ReLU6(Module):
+class ReLU6(QuantizedName, Module):
     """ReLU6 of a quantized tensor (quint8, qint8 or qint32): its integers clamped to
     ``[zero_point, q(6.0)]``, same scale and zero point (PyTorch's ``quantized::relu6``); a
     float tensor gets the float
@@ -67,7 +68,7 @@ class ReLU6(Module):
         return cls(mod.inplace)
 
 
-class _ObservedActivation(OutputQParams):
+class _ObservedActivation(QuantizedName, OutputQParams):
     """An activation of a quantized tensor quantized to the output ``scale`` and
     ``zero_point`` its observer chose; a float tensor (after a ``DeQuantize``) gets the float
     function."""

@@ -19,7 +19,7 @@ from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.ops.int_args import as_float, as_int
 from ember.quant.modules import intrinsic as nni
-from ember.quant.modules.quantized import _quantized_input, output_qparams
+from ember.quant.modules.quantized import QuantizedName, _quantized_input, output_qparams
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import qint8, qint32, quint8
 from ember.tensor import Tensor
@@ -92,7 +92,7 @@ def quantized_batch_norm(input: QuantizedTensor, weight: Tensor, bias: Tensor, m
                        as_int(output_zero_point, op, "output_zero_point"), False)
 
 
-class _QuantizedBatchNorm:
+class _QuantizedBatchNorm(QuantizedName):
     """Batch norm of a quantized tensor with the running statistics (in training mode too,
     as PyTorch's), to the output ``scale`` and ``zero_point`` (0-d buffers, as PyTorch's);
     a float tensor gets the float batch norm. Mixed in before ``nn.BatchNorm{n}d``."""

@@ -60,8 +60,10 @@ class Linear(StaticLinear):
         >>> m(ember.ones(4, 3)).shape
         ember.Size([4, 2])
         >>> Linear(3, 2, dtype=ember.float16)
-        Linear(in_features=3, out_features=2, dtype=ember.float16)
+        DynamicQuantizedLinear(in_features=3, out_features=2, dtype=ember.float16)
     """
+
+    _name_prefix = "DynamicQuantized"
 
     def __init__(self, in_features: int, out_features: int, bias_: bool = True,
                  dtype: QDType | Any = qint8) -> None:

@@ -23,6 +23,7 @@ from ember.ops.rnn_cells import gru_step, lstm_step
 from ember.quant import kernels
 from ember.quant.modules.dynamic import dynamic_linear, float16_weight
 from ember.quant.modules.quantized import (
+    QuantizedName,
     eager_only,
     load_quantized_weight,
     quantize_weight_tensor,
@@ -86,12 +87,13 @@ class _Float16LinearWeights:
         return cls(tensor(state_dict[name]).float(), bias)
 
 
-class _DynamicWeights(Module):
+class _DynamicWeights(QuantizedName, Module):
     """What the dynamically quantized layers and cells share: the dtype check, their int8
     (or float16) weight pairs quantized from a float module (PyTorch's initial weights when
     made), ``from_float``, and the state dict under PyTorch's parameter names."""
 
     mode = ""
+    _name_prefix = "DynamicQuantized"
 
     def __init__(self, dtype: QDType | Any) -> None:
         super().__init__()

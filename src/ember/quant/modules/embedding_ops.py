@@ -17,7 +17,7 @@ import numpy as np
 from ember.errors import ArgumentError, DTypeError, IndexOutOfRange
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
-from ember.quant.modules.quantized import _unexpected, eager_only
+from ember.quant.modules.quantized import QuantizedName, _unexpected, eager_only
 from ember.quant.qtensor import QuantizedTensor, quantize_per_channel
 from ember.quant.qtypes import QDType, per_channel_affine_float_qparams, quint4x2, quint8
 from ember.tensor import Tensor
@@ -33,7 +33,7 @@ def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return (a.astype(np.float64) * b + c.astype(np.float64)).astype(_F32)
 
 
-class Embedding(Module):
+class Embedding(QuantizedName, Module):
     """A weight-only quantized ``nn.Embedding``: a ``quint8`` table with per-row float
     scales and zero points; integer indices in, float32 rows out.
 

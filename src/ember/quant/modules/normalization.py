@@ -24,7 +24,7 @@ from ember.errors import ArgumentError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant import kernels
-from ember.quant.modules.quantized import _quantized_input, output_qparams
+from ember.quant.modules.quantized import QuantizedName, _quantized_input, output_qparams
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import quint8
 from ember.tensor import Tensor
@@ -96,7 +96,7 @@ def group_norm(x: QuantizedTensor, module: Module, groups: int) -> QuantizedTens
     return _result(out, tuple(x.shape), module)
 
 
-class _QuantizedNorm:
+class _QuantizedNorm(QuantizedName):
     """What the quantized norms share: float weight and bias (as given; shared with the float
     module by ``from_float``), and the output ``scale`` and ``zero_point`` as 0-d buffers (as
     PyTorch's); a float tensor (after the quantized region) gets the float norm."""
@@ -112,9 +112,6 @@ class _QuantizedNorm:
         if isinstance(input, Tensor):
             return super().forward(input)
         return self._normalize(_quantized_input(self._op, input))
-
-    def _get_name(self) -> str:
-        return "Quantized" + type(self).__name__
 
     @classmethod
     def from_float(cls, mod: Module) -> Any:

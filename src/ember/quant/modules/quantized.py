@@ -80,6 +80,16 @@ def _quantized_input(op: str, x: Any, allowed: tuple = (quint8,)) -> QuantizedTe
     return x
 
 
+class QuantizedName:
+    """Names a quantized module as PyTorch prints it: ``QuantizedLinear(...)``, and with
+    ``_name_prefix = "DynamicQuantized"``, ``DynamicQuantizedLSTM(...)``."""
+
+    _name_prefix = "Quantized"
+
+    def _get_name(self) -> str:
+        return self._name_prefix + type(self).__name__
+
+
 class OutputQParams(Module):
     """A module whose state is its output's ``scale`` and ``zero_point`` (numbers), saved as
     0-d tensors and loaded from a state dict as PyTorch's quantized modules load them."""
@@ -201,7 +211,7 @@ def load_quantized_weight(state_dict: Any, name: str, dtype: QDType = qint8
                            zero_point.numpy().copy(), axis)
 
 
-class _WeightedQuantized(Module):
+class _WeightedQuantized(QuantizedName, Module):
     """A quantized layer with int8 weights, a float32 bias and output ``scale`` and
     ``zero_point``. Its state dict holds ``weight`` (the int8 values), ``weight_scale`` and
     ``weight_zero_point`` (one, or one per output channel), ``bias``, ``scale`` and
@@ -566,13 +576,13 @@ class MaxPool2d(nn.MaxPool2d):
                    ceil_mode=mod.ceil_mode)
 
 
-class Dropout(nn.Dropout):
+class Dropout(QuantizedName, nn.Dropout):
     """Dropout of a quantized model: the identity (as PyTorch's, in training mode too);
     ``p`` and ``inplace`` are kept from the float module.
 
     Example:
         >>> Dropout(0.5)
-        Dropout(p=0.5, inplace=False)
+        QuantizedDropout(p=0.5, inplace=False)
     """
 
     def forward(self, x: Any) -> Any:
