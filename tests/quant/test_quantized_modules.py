@@ -121,3 +121,16 @@ def test_quantized_module_reprs_name_them_as_torch():
     model = ember.nn.Sequential(ember.nn.Linear(3, 2))
     quantized = eq.quantize_dynamic(model, {ember.nn.Linear})
     assert repr(quantized).splitlines()[1].startswith("  (0): DynamicQuantizedLinear(")
+
+
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2, "bias": False, "batch_first": True,
+                                     "dropout": 0.5, "bidirectional": True}])
+def test_dynamic_rnn_repr_as_torch(kw):
+    import torch.ao.nn.quantized.dynamic as tnnqd
+
+    import ember.ao.nn.quantized.dynamic as ennqd
+    for name in ("LSTM", "GRU"):
+        want = repr(getattr(tnnqd, name)(2, 3, **kw))
+        assert repr(getattr(ennqd, name)(2, 3, **kw)) == want
+    got = repr(ennqd.GRU(2, 3, dtype=ember.float16))
+    assert got == "DynamicQuantizedGRU(2, 3, dtype=ember.float16)"
