@@ -134,3 +134,17 @@ def test_dynamic_rnn_repr_as_torch(kw):
         assert repr(getattr(ennqd, name)(2, 3, **kw)) == want
     got = repr(ennqd.GRU(2, 3, dtype=ember.float16))
     assert got == "DynamicQuantizedGRU(2, 3, dtype=ember.float16)"
+
+
+@pytest.mark.parametrize("name, args, kw", [
+    ("Conv2d", (2, 4, 3), {}),
+    ("Conv2d", (2, 4, 3), {"padding": 1, "dilation": 2, "groups": 2, "bias": False, "stride": 2}),
+    ("Conv1d", (2, 4, 3), {"padding_mode": "reflect"}),
+    ("ConvTranspose2d", (2, 4, 3), {"output_padding": 1, "stride": 2}),
+    ("ConvTranspose1d", (2, 2, 3), {"padding": 1})])
+def test_quantized_conv_repr_as_torch(name, args, kw):
+    import torch.ao.nn.quantized as tnnq
+
+    import ember.ao.nn.quantized as ennq
+    want = repr(getattr(tnnq, name)(*args, **kw))
+    assert repr(getattr(ennq, name)(*args, **kw)) == want

@@ -57,11 +57,6 @@ class _ConvTransposeNd(_ConvLayer):
                                 "get_default_qconfig_mapping() does for transposed convolutions")
         return super().from_float(mod)
 
-    def _shape_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}, output_padding="
-                f"{self.output_padding}, dilation={self.dilation}, groups={self.groups}")
-
     def forward(self, input: QuantizedTensor) -> QuantizedTensor:  # noqa: A002 - PyTorch's
         x = self._checked_input(input)
         acc = kernels.conv_transpose_accumulate(

@@ -425,6 +425,17 @@ class _ConvLayer(_WeightedQuantized):
                                 f"channels, got an input of shape {tuple(x.shape)}")
         return x
 
+    def extra_repr(self) -> str:
+        """PyTorch's: sizes, kernel, stride, output qparams, then what is off its default."""
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}, scale={self.scale}, zero_point={self.zero_point}")
+        for name, unit in (("padding", 0), ("dilation", 1), ("output_padding", 0)):
+            value = getattr(self, name, None)
+            if value is not None and tuple(value) != (unit,) * len(value):
+                s += f", {name}={value}"
+        s += f", groups={self.groups}" if self.groups != 1 else ""
+        return s + (", bias=False" if self._b is None else "")
+
 
 class _Conv(_ConvLayer):
     """A quantized ``nn.Conv{n}d``: uint8 input and output, int8 weight, zero (or, but in 3-D,
@@ -447,11 +458,6 @@ class _Conv(_ConvLayer):
         return cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
                    layer.padding, layer.dilation, layer.groups, layer.bias is not None,
                    layer.padding_mode)
-
-    def _shape_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
-                f"groups={self.groups}")
 
     def forward(self, x: QuantizedTensor) -> QuantizedTensor:
         x = self._checked_input(x)
