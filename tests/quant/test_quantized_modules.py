@@ -148,3 +148,12 @@ def test_quantized_conv_repr_as_torch(name, args, kw):
     import ember.ao.nn.quantized as ennq
     want = repr(getattr(tnnq, name)(*args, **kw))
     assert repr(getattr(ennq, name)(*args, **kw)) == want
+
+
+@pytest.mark.parametrize("scale, zero_point", [(0.1, 2), (1e-9, 0)])
+def test_quantize_repr_as_torch(scale, zero_point):
+    import torch.ao.nn.quantized as tnnq
+
+    import ember.ao.nn.quantized as ennq
+    want = repr(tnnq.Quantize(scale, zero_point, torch.quint8)).replace("torch.", "ember.")
+    assert repr(ennq.Quantize(scale, zero_point, ember.quint8)) == want

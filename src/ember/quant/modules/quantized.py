@@ -150,7 +150,8 @@ class Quantize(OutputQParams):
         destination[prefix + "zero_point"] = tensor([self.zero_point])
 
     def extra_repr(self) -> str:
-        return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype!r}"
+        qparams = f"scale={tensor([self.scale])}, zero_point={tensor([self.zero_point])}"
+        return f"{qparams}, dtype={self.dtype!r}"
 
 
 class DeQuantize(Module):
