@@ -2,8 +2,6 @@
 ``nt.floor()``): the ``out=`` forms hand a tensor-like operand over when the op does not, and the
 nested handler falls back to the method of the op's name. Values against torch.nested."""
 
-import pickle
-
 import pytest
 import torch
 
@@ -98,10 +96,3 @@ def test_dense_lerp_hands_a_nested_end_over():
     dense, tdense = ember.full((4,), 0.5, dtype=ember.float64), torch.full((4,), 0.5).double()
     assert_close(dense.lerp(nt, 0.25), tdense.lerp(tnt, 0.25))
 
-
-@pytest.mark.parametrize("name", ["hypot", "atan2", "fmod", "lerp"])
-def test_a_handed_over_method_pickles_as_torchs(name):
-    # (bound as the op's forwarding form, it named the op's module: pickle found another object)
-    method = getattr(ember.Tensor, name)
-    assert pickle.loads(pickle.dumps(method)) is method
-    assert pickle.loads(pickle.dumps(getattr(torch.Tensor, name))) is getattr(torch.Tensor, name)

@@ -161,9 +161,6 @@ def hand_over_methods(cls: type, names: Collection[str]) -> None:
         if fn not in forms:
             forms[fn] = functools.update_wrapper(
                 forwarder(fn, inspect.signature(fn), method=True), fn)
-            # (found by pickle where it is bound: ``Tensor.hypot``, not ``special.hypot``)
-            forms[fn].__module__, forms[fn].__qualname__ = cls.__module__, \
-                f"{cls.__qualname__}.{name}"
         setattr(cls, name, forms[fn])
 
 
