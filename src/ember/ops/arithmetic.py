@@ -301,11 +301,11 @@ class PowScalar(Holomorphic, Primitive):
     backward_name = "PowBackward0"  # PyTorch's Scalar-exponent overload
 
     def forward(self, xp, a, *, exponent):
+        if exponent == 2 and a.dtype in _SQUARED:  # (NumPy's power loop: 33 against 8.6 µs
+            return xp.square(a)  # at 10^5 float32, the same values, and PyTorch's x·x)
         if a.dtype.kind == "c" and exponent in (0.5, -0.5, -1):  # PyTorch's sqrt, 1/sqrt, 1/z
             root = xp.sqrt(a) if exponent != -1 else a  # (power's exp(b log z) gave sqrt(-1)
             return root if exponent == 0.5 else complex_reciprocal(xp, root)  # ≈ 6e-17+1j)
-        if exponent == 2 and a.dtype in _SQUARED:  # (NumPy's power loop: 33 against 8.6 µs
-            return xp.square(a)  # at 10^5 float32, the same values, and PyTorch's x·x)
         if a.dtype.isbuiltin != 1:  # (bfloat16, float8: an int past int64 as a float)
             if a.dtype == _BFLOAT16 and exponent in (3, -2):  # PyTorch's bfloat16 kernel:
                 square = a * a  # x * x * x and 1 / (x * x), each step rounded
