@@ -16,6 +16,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,3 +106,15 @@ def reports(done: subprocess.CompletedProcess) -> dict[int, list]:
             _, rank, value = line.split(" ", 2)
             found.setdefault(int(rank), []).append(json.loads(value))
     return found
+
+
+def train_step(model: Any, opt: Any, rows: int) -> float:
+    """One optimizer step of ``model`` on ``rows`` rows of ones (a squared-output loss); the
+    loss, to compare two runs step by step."""
+    import ember
+
+    opt.zero_grad()
+    loss = model(ember.ones(rows, 3)).square().sum()
+    loss.backward()
+    opt.step()
+    return loss.item()

@@ -14,7 +14,7 @@ from ember.distributed.checkpoint.state_dict import (
     get_state_dict,
     set_state_dict,
 )
-from tests.distributed.harness import needs_mpi, reports, run_ranks
+from tests.distributed.harness import needs_mpi, reports, run_ranks, train_step
 
 
 def _net(lib):
@@ -24,17 +24,9 @@ def _net(lib):
     return net, lib.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=0.1)
 
 
-def _step(net, opt) -> float:
-    opt.zero_grad()
-    loss = net(ember.ones(5, 3)).square().sum()
-    loss.backward()
-    opt.step()
-    return loss.item()
-
-
 def test_the_keys_are_torchs_and_a_saved_state_continues_the_run(tmp_path):
     net, opt = _net(ember)
-    _step(net, opt)
+    train_step(net, opt, 5)
     msd, osd = get_state_dict(net, opt)
     tmsd, tosd = torch_get_state_dict(*_net(torch))
     assert sorted(msd) == sorted(tmsd) and sorted(osd["state"]) == sorted(tosd["state"])
@@ -48,7 +40,8 @@ def test_the_keys_are_torchs_and_a_saved_state_continues_the_run(tmp_path):
     checkpoint.load(state, checkpoint_id=tmp_path / "c")
     set_state_dict(again, again_opt, model_state_dict=state["model"],
                    optim_state_dict=state["optim"])
-    assert [_step(net, opt) for _ in range(2)] == [_step(again, again_opt) for _ in range(2)]
+    assert [train_step(net, opt, 5) for _ in range(2)] == \
+        [train_step(again, again_opt, 5) for _ in range(2)]
 
 
 @pytest.mark.parametrize("options, match", [

@@ -10,7 +10,7 @@ import torch.distributed.checkpoint as torch_dcp
 
 import ember
 from ember.distributed import checkpoint
-from tests.distributed.harness import needs_mpi, run_ranks
+from tests.distributed.harness import needs_mpi, run_ranks, train_step
 
 
 def _trained(seed: int, lr: float, steps: int = 2):
@@ -24,14 +24,6 @@ def _trained(seed: int, lr: float, steps: int = 2):
     return model, opt
 
 
-def _step(model, opt) -> float:
-    opt.zero_grad()
-    loss = model(ember.ones(4, 3)).square().sum()
-    loss.backward()
-    opt.step()
-    return loss.item()
-
-
 def test_a_model_and_optimizer_round_trip_as_in_torch(tmp_path):
     model, opt = _trained(0, 0.1)
     folder = tmp_path / "ckpt"
@@ -41,7 +33,8 @@ def test_a_model_and_optimizer_round_trip_as_in_torch(tmp_path):
     assert checkpoint.load(state, checkpoint_id=str(folder)) is None
     assert state["epoch"] == 3 and again_opt.param_groups[0]["lr"] == 0.1
     np.testing.assert_array_equal(again.weight.detach().numpy(), model.weight.detach().numpy())
-    assert [_step(model, opt) for _ in range(2)] == [_step(again, again_opt) for _ in range(2)]
+    assert [train_step(model, opt, 4) for _ in range(2)] == \
+        [train_step(again, again_opt, 4) for _ in range(2)]
 
     # PyTorch's own, on the same model: the same loaded values, the same next steps
     tmodel = torch.nn.Linear(3, 2)
