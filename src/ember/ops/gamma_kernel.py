@@ -199,7 +199,9 @@ def polygamma_array(n: int, x: np.ndarray) -> np.ndarray:
         reflected = _polygamma_pos(n, 1.0 - xn)
         r = xn - np.round(xn)
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            c = np.cos(np.pi * r) / np.sin(np.pi * r)
+            # cos(pi r) as sin(pi (1/2 - |r|)): exactly 0 at half-integers (cos(pi / 2) is
+            # 6e-17, which psi⁽²⁾, psi⁽⁴⁾ amplified to 1e-12, 1e-7 relative there)
+            c = np.sin(np.pi * (0.5 - np.abs(r))) / np.sin(np.pi * r)
             cot_term = _horner(c, _cot_derivative_poly(n))
             out[neg] = (-1.0) ** n * reflected - np.pi ** (n + 1) * cot_term
     if n == 0:

@@ -34,7 +34,7 @@ from ember.ops.softplus_numba import LN2_HI, LN2_LO, log_reduced
 
 # the digest of gamma_kernel.py and softplus_numba.py, whose code the kernels below compile:
 # numba's disk cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
-DEPENDENCY_DIGEST = "85ba131818b7453f"
+DEPENDENCY_DIGEST = "fe52c5a69e9b5015"
 
 # the asymptotic series' coefficients B_2k / (2k)
 _SERIES = tuple(b / (2 * k) for k, b in enumerate(BERNOULLI, start=1))
@@ -190,7 +190,8 @@ def digamma(x):
     if x == math.floor(x):
         return (math.inf if math.copysign(1.0, x) < 0 else -math.inf) if x == 0 else math.nan
     r = x - np.rint(x)
-    return _digamma_pos(1.0 - x) - math.pi * (math.cos(math.pi * r) / math.sin(math.pi * r))
+    cot = math.sin(math.pi * (0.5 - abs(r))) / math.sin(math.pi * r)  # (the twin's cot)
+    return _digamma_pos(1.0 - x) - math.pi * cot
 
 
 @njit(_BLOCKS)
@@ -230,6 +231,6 @@ def trigamma64(a, out):
             out[i] = math.inf
         else:  # psi'(x) = -psi'(1 - x) + pi² (1 + cot²(pi x))
             r = x - np.rint(x)
-            c = math.cos(math.pi * r) / math.sin(math.pi * r)
+            c = math.sin(math.pi * (0.5 - abs(r))) / math.sin(math.pi * r)
             # (not _PI2 * (1 + c * c): the twin's _horner steps for -1 - c², bit for bit)
             out[i] = -_trigamma_pos(1.0 - x) - _PI2 * ((-c + -0.0) * c - 1.0)
