@@ -3,6 +3,9 @@ composites of ``matmul`` and ``einsum``."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ember.autograd.function import Function
 from ember.dtypes import DType
 from ember.errors import DTypeError, ShapeError
 from ember.ops.convert import cast
@@ -10,7 +13,7 @@ from ember.ops.forwarding import check_layer_operands
 from ember.ops.half_gemm import half_product, wide_matmul
 from ember.ops.linalg import einsum, matmul
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.primitive import DISPATCH, not_casting
+from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -64,6 +67,33 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out + bias
 
 
+class _AutocastBilinear(Function):
+    """``bilinear`` under autocast, as PyTorch's: the value is x₁·A, then ·x₂, each a lowered
+    GEMM rounded to the autocast dtype, back in the inputs' dtype; the derivatives are the
+    exact product's (PyTorch's backward formula runs outside autocast, on the inputs)."""
+
+    @staticmethod
+    def forward(ctx: Any, input1: Tensor, input2: Tensor, weight: Tensor) -> Tensor:
+        ctx.save_for_backward(input1, input2, weight)
+        ctx.save_for_forward(input1, input2, weight)
+        half = einsum("...i,oij->...oj", input1, weight)
+        return cast(einsum("...oj,...j->...o", half, input2), input1.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        x1, x2, w = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (einsum("...o,oij,...j->...i", grad, w, x2) if need[0] else None,
+                einsum("...o,oij,...i->...j", grad, w, x1) if need[1] else None,
+                einsum("...o,...i,...j->oij", grad, x1, x2) if need[2] else None)
+
+    @staticmethod
+    def jvp(ctx: Any, d1: Tensor | None, d2: Tensor | None, dw: Tensor | None) -> Tensor:
+        x1, x2, w = ctx.saved_tensors
+        terms = [(d1, w, x2), (x1, dw, x2), (x1, w, d2)]
+        return sum(einsum("...i,oij,...j->...o", *t) for t in terms if None not in t)
+
+
 def _rounded_once(input: Tensor, weight: Tensor, bias: Tensor | None) -> DType | None:
     """The half dtype linear's float32 product takes the bias in before it is rounded, once
     (:func:`~ember.ops.half_gemm.half_product`), where PyTorch's CPU linear is one addmm: for
@@ -95,6 +125,13 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
         raise ShapeError(f"bilinear: inputs of shapes {tuple(input1.shape)} and "
                          f"{tuple(input2.shape)} do not fit weight of shape "
                          f"{tuple(weight.shape)} (out, in1, in2)")
-    # (autocast leaves bilinear alone, as PyTorch's: its einsum is no GEMM of the user's)
-    out = not_casting(einsum, "...i,oij,...j->...o", input1, weight, input2)
+    given = {"input1": input1, "input2": input2, "weight": weight, "bias": bias}
+    if len({t.dtype for t in given.values() if t is not None}) > 1:
+        shown = ", ".join(f"{k}: {t.dtype.name}" for k, t in given.items() if t is not None)
+        raise DTypeError(f"bilinear: all tensors must have the same dtype, got {shown}. "
+                         "Hint: convert them with .to(input1.dtype)")
+    if DISPATCH.casting:
+        out = _AutocastBilinear.apply(input1, input2, weight)
+    else:
+        out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
