@@ -193,7 +193,7 @@ class SparseGradEmbedding(type(Embedding)):
         if ctx.params["scale_grad_by_freq"]:  # (the forward runs: PyTorch's too)
             raise ArgumentError("embedding backward: scale_grad_by_freq is not supported with "
                                 "sparse gradients (as in PyTorch); use sparse=False")
-        flat = indices.reshape((-1,))
+        flat = cast(indices.reshape((-1,)), dtypes.int64)  # (a sparse tensor's indices are int64)
         rows = g.reshape((-1, weight.shape[1]))
         pad = ctx.params["padding_idx"]
         if pad is not None:
