@@ -332,3 +332,18 @@ def test_fill_of_an_int_past_float64_is_refused_with_the_infinity_hint(dtype, si
         e.fill_(sign * 10**400)
     assert str(info.value).endswith(f"{inf} if an infinity is meant")
     assert e.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("shape", [(3,), ()])
+def test_copy_of_a_leaf_of_the_same_shape_passes_its_gradient_as_torch(shape):
+    # copy_ of a leaf needing no cast or broadcast made the written tensor a leaf of its own
+    # (requires_grad, no grad_fn): src's gradient was silently lost (sweep62h)
+    def run(m):
+        src = m.full(shape, 2.0, dtype=m.float64, requires_grad=True)
+        y = m.zeros(shape, dtype=m.float64).copy_(src)
+        (y * 3).sum().backward()
+        return type(y.grad_fn).__name__ if m is torch else y.grad_fn.name(), src.grad
+
+    (name, grad), (ref_name, ref) = run(ember), run(torch)
+    assert name == ref_name == "CopyBackwards"
+    np.testing.assert_allclose(grad.numpy(), ref.numpy())

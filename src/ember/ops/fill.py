@@ -8,14 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
+from ember.autograd.graph import name_node
 from ember.backend.meta import copy_out
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, cast_ready
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.broadcast import expand
-from ember.ops.convert import cast
+from ember.ops.convert import Copy, cast
 from ember.ops.creation import as_tensor, empty_like
 from ember.ops.fits import check_fits, check_number_int, converts_unchecked
 from ember.ops.inplace import count_write, inplace, needs_history
+from ember.ops.primitive import apply
 from ember.ops.random import Generator, bernoulli, normal_samples, uniform_samples
 from ember.ops.select import zero_grad_from
 from ember.tensor import Tensor, method
@@ -57,7 +59,18 @@ def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
         copy_out(name, self.device)
     if not needs_history(self, src) and _written(self, src._data):
         return self
-    return inplace(self, name, lambda old: expand(cast(src, old.dtype), old.shape))
+    return inplace(self, name, lambda old: _value(src, old, name))
+
+
+def _value(src: Tensor, old: Tensor, name: str) -> Tensor:
+    """What ``name`` writes into ``old``; ``copy_``'s, when it needs a gradient, made by a
+    node of its own (``CopyBackwards``, as PyTorch's): ``src`` itself, a leaf of ``old``'s
+    shape and dtype, would otherwise become the written tensor's history, and its gradient
+    would stop there."""
+    value = expand(cast(src, old.dtype), old.shape)
+    if name == "copy_" and value.requires_grad:
+        return name_node(apply(Copy, value), "CopyBackwards")
+    return value
 
 
 def _written(self: Tensor, values: Any) -> bool:
