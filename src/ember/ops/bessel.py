@@ -180,44 +180,44 @@ def modified_bessel_k1(input: Tensor) -> Tensor:
     return _bessel("modified_bessel_k1", input)
 
 
-def scaled_modified_bessel_k0(input: Tensor) -> Tensor:
+def scaled_modified_bessel_k0(x: Tensor) -> Tensor:
     """``e^x K_0(x)``, finite where ``K_0`` underflows.
 
     Example:
         >>> ember.special.scaled_modified_bessel_k0(ember.tensor([0.5, 1.0, 1000.0]))
         tensor([1.5241, 1.1445, 0.0396])
     """
-    return _bessel("scaled_modified_bessel_k0", input)
+    return _bessel("scaled_modified_bessel_k0", x)
 
 
-def scaled_modified_bessel_k1(input: Tensor) -> Tensor:
+def scaled_modified_bessel_k1(x: Tensor) -> Tensor:
     """``e^x K_1(x)``, finite where ``K_1`` underflows.
 
     Example:
         >>> ember.special.scaled_modified_bessel_k1(ember.tensor([0.5, 1.0, 1000.0]))
         tensor([2.7310, 1.6362, 0.0396])
     """
-    return _bessel("scaled_modified_bessel_k1", input)
+    return _bessel("scaled_modified_bessel_k1", x)
 
 
-def spherical_bessel_j0(input: Tensor) -> Tensor:
+def spherical_bessel_j0(x: Tensor) -> Tensor:
     """The spherical Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0).
 
     Example:
         >>> ember.special.spherical_bessel_j0(ember.tensor([0.0, 1.0, 3.0]))
         tensor([1.0000, 0.8415, 0.0470])
     """
-    return _bessel("spherical_bessel_j0", input)
+    return _bessel("spherical_bessel_j0", x)
 
 
-def airy_ai(input: Tensor) -> Tensor:
+def airy_ai(x: Tensor) -> Tensor:
     """The Airy function ``Ai``, the solution of ``y'' = x y`` that decays as ``x -> inf``.
 
     Example:
         >>> ember.special.airy_ai(ember.tensor([-2.0, 0.0, 2.0]))
         tensor([0.2274, 0.3550, 0.0349])
     """
-    return _bessel("airy_ai", input)
+    return _bessel("airy_ai", x)
 
 
 def i0e(input: Tensor) -> Tensor:

@@ -174,128 +174,128 @@ def _op_name(kind: str) -> str:
     return name if kind == family else f"shifted_{name}"
 
 
-def _polynomial(kind: str, input: Any, n: Any) -> Tensor:
-    if not isinstance(input, Tensor) and not isinstance(n, Tensor):
-        raise ArgumentTypeError(f"{_op_name(kind)}: expected input or n to be a tensor, got "
-                                f"{type(input).__name__} and {type(n).__name__}")
-    return apply(OrthogonalPolynomial, *float_operands(_op_name(kind), input, n), kind=kind)
+def _polynomial(kind: str, x: Any, n: Any) -> Tensor:
+    if not isinstance(x, Tensor) and not isinstance(n, Tensor):
+        raise ArgumentTypeError(f"{_op_name(kind)}: expected x or n to be a tensor, got "
+                                f"{type(x).__name__} and {type(n).__name__}")
+    return apply(OrthogonalPolynomial, *float_operands(_op_name(kind), x, n), kind=kind)
 
 
-def chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:
-    """The Chebyshev polynomial of the first kind ``T_n(input)``.
+def chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
+    """The Chebyshev polynomial of the first kind ``T_n(x)``.
 
     Example:
         >>> ember.special.chebyshev_polynomial_t(ember.tensor([0.5, 2.0]), 3)
         tensor([-1., 26.])
     """
-    return _polynomial("t", input, n)
+    return _polynomial("t", x, n)
 
 
-def chebyshev_polynomial_u(input: Any, n: Any) -> Tensor:
-    """The Chebyshev polynomial of the second kind ``U_n(input)``.
+def chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
+    """The Chebyshev polynomial of the second kind ``U_n(x)``.
 
     Example:
         >>> ember.special.chebyshev_polynomial_u(ember.tensor([0.5, 2.0]), 3)
         tensor([-1., 56.])
     """
-    return _polynomial("u", input, n)
+    return _polynomial("u", x, n)
 
 
-def chebyshev_polynomial_v(input: Any, n: Any) -> Tensor:
-    """The Chebyshev polynomial of the third kind ``V_n(input)``.
+def chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
+    """The Chebyshev polynomial of the third kind ``V_n(x)``.
 
     Example:
         >>> ember.special.chebyshev_polynomial_v(ember.tensor([0.5, 2.0]), 3)
         tensor([-1., 41.])
     """
-    return _polynomial("v", input, n)
+    return _polynomial("v", x, n)
 
 
-def chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:
-    """The Chebyshev polynomial of the fourth kind ``W_n(input)``.
+def chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
+    """The Chebyshev polynomial of the fourth kind ``W_n(x)``.
 
     Example:
         >>> ember.special.chebyshev_polynomial_w(ember.tensor([0.5, 2.0]), 3)
         tensor([-1., 71.])
     """
-    return _polynomial("w", input, n)
+    return _polynomial("w", x, n)
 
 
-def shifted_chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:
-    """The shifted Chebyshev polynomial of the first kind ``T_n(2 input - 1)``.
+def shifted_chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
+    """The shifted Chebyshev polynomial of the first kind ``T_n(2 x - 1)``.
 
     Example:
         >>> ember.special.shifted_chebyshev_polynomial_t(ember.tensor([0.75, 1.5]), 3)
         tensor([-1., 26.])
     """
-    return _polynomial("shifted_t", input, n)
+    return _polynomial("shifted_t", x, n)
 
 
-def shifted_chebyshev_polynomial_u(input: Any, n: Any) -> Tensor:
-    """The shifted Chebyshev polynomial of the second kind ``U_n(2 input - 1)``.
+def shifted_chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
+    """The shifted Chebyshev polynomial of the second kind ``U_n(2 x - 1)``.
 
     Example:
         >>> ember.special.shifted_chebyshev_polynomial_u(ember.tensor([0.75, 1.5]), 3)
         tensor([-1., 56.])
     """
-    return _polynomial("shifted_u", input, n)
+    return _polynomial("shifted_u", x, n)
 
 
-def shifted_chebyshev_polynomial_v(input: Any, n: Any) -> Tensor:
-    """The shifted Chebyshev polynomial of the third kind ``V_n(2 input - 1)``.
+def shifted_chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
+    """The shifted Chebyshev polynomial of the third kind ``V_n(2 x - 1)``.
 
     Example:
         >>> ember.special.shifted_chebyshev_polynomial_v(ember.tensor([0.75, 1.5]), 3)
         tensor([-1., 41.])
     """
-    return _polynomial("shifted_v", input, n)
+    return _polynomial("shifted_v", x, n)
 
 
-def shifted_chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:
-    """The shifted Chebyshev polynomial of the fourth kind ``W_n(2 input - 1)``.
+def shifted_chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
+    """The shifted Chebyshev polynomial of the fourth kind ``W_n(2 x - 1)``.
 
     Example:
         >>> ember.special.shifted_chebyshev_polynomial_w(ember.tensor([0.75, 1.5]), 3)
         tensor([-1., 71.])
     """
-    return _polynomial("shifted_w", input, n)
+    return _polynomial("shifted_w", x, n)
 
 
-def hermite_polynomial_h(input: Any, n: Any) -> Tensor:
-    """The physicists' Hermite polynomial ``H_n(input)``.
+def hermite_polynomial_h(x: Any, n: Any) -> Tensor:
+    """The physicists' Hermite polynomial ``H_n(x)``.
 
     Example:
         >>> ember.special.hermite_polynomial_h(ember.tensor([0.5, 2.0]), 3)
         tensor([-5., 40.])
     """
-    return _polynomial("hermite_h", input, n)
+    return _polynomial("hermite_h", x, n)
 
 
-def hermite_polynomial_he(input: Any, n: Any) -> Tensor:
-    """The probabilists' Hermite polynomial ``He_n(input)``.
+def hermite_polynomial_he(x: Any, n: Any) -> Tensor:
+    """The probabilists' Hermite polynomial ``He_n(x)``.
 
     Example:
         >>> ember.special.hermite_polynomial_he(ember.tensor([0.5, 2.0]), 3)
         tensor([-1.3750,  2.0000])
     """
-    return _polynomial("hermite_he", input, n)
+    return _polynomial("hermite_he", x, n)
 
 
-def laguerre_polynomial_l(input: Any, n: Any) -> Tensor:
-    """The Laguerre polynomial ``L_n(input)``.
+def laguerre_polynomial_l(x: Any, n: Any) -> Tensor:
+    """The Laguerre polynomial ``L_n(x)``.
 
     Example:
         >>> ember.special.laguerre_polynomial_l(ember.tensor([0.5, 2.0]), 3)
         tensor([-0.1458, -0.3333])
     """
-    return _polynomial("laguerre", input, n)
+    return _polynomial("laguerre", x, n)
 
 
-def legendre_polynomial_p(input: Any, n: Any) -> Tensor:
-    """The Legendre polynomial ``P_n(input)``.
+def legendre_polynomial_p(x: Any, n: Any) -> Tensor:
+    """The Legendre polynomial ``P_n(x)``.
 
     Example:
         >>> ember.special.legendre_polynomial_p(ember.tensor([0.5, 2.0]), 3)
         tensor([-0.4375, 17.0000])
     """
-    return _polynomial("legendre", input, n)
+    return _polynomial("legendre", x, n)
