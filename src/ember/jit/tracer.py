@@ -291,7 +291,10 @@ class Tracer(Effects, ViewWrites):
 
     def invalidate_views(self, var: Var, memory: Any) -> None:
         """``memory``, the array holding ``var``, is about to hold another value: arrays
-        that share it and hold a view of ``var`` (or what ``var`` views) go stale."""
+        that share it and hold a view of ``var`` (or what ``var`` views) go stale. A write
+        into an empty tensor (``x[1:]`` of one row) changes no memory."""
+        if not memory.size:
+            return
         root = self.view_root.get(var, var)
         for v in (root, *self.views.get(root, ())):
             if v is not var:
