@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import ember
+from ember.backend.device import DeviceUnavailableError
 
 
 @pytest.mark.parametrize("bag", [False, True])
@@ -18,3 +19,15 @@ def test_sparse_embedding_grad_of_int32_indices_has_int64_indices_as_torch(bag):
     assert e._indices().dtype is ember.int64 and t._indices().dtype is torch.int64
     assert e._indices().tolist() == t._indices().tolist()
     assert e.to_dense().tolist() == t.to_dense().tolist()
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_cpu_and_a_no_op_to_of_a_sparse_tensor_return_it_as_torch(layout):
+    # S.cpu() raised 'not supported'; S.to('cpu') gave a copy where torch gives S itself.
+    for m in (ember, torch):
+        s = m.tensor([[0.0, 1.5], [2.0, 0.0]])
+        s = s.to_sparse() if layout == "coo" else s.to_sparse_csr()
+        assert s.cpu() is s and s.to("cpu") is s and s.to(m.float32) is s
+        assert s.to(m.float64).dtype is m.float64 and s.to("cpu", copy=True) is not s
+    with pytest.raises(DeviceUnavailableError, match="cuda"):
+        ember.eye(2).to_sparse().cuda()

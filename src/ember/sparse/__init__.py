@@ -148,12 +148,18 @@ def _refused(fn_name: str) -> Any:
     return op
 
 
-def _moved(self: SparseTensor, *args: Any, **kwargs: Any) -> SparseTensor:
-    """``Tensor.to``'s arguments applied to the values (the indices follow a device move)."""
-    values = self._vals.to(*args, **kwargs)
-    index = self._index if values.device == self._vals.device else \
-        tuple(i.to(values.device) for i in self._index)
-    return SparseTensor(self.layout, self._size, index, values, self._coalesced)
+def _moved(name: str) -> Any:
+    """``S.to`` / ``S.cpu`` / ``S.cuda``: the dense method applied to the values (the indices
+    follow a device move); ``S`` itself when nothing changes, as PyTorch's."""
+    def move(self: SparseTensor, *args: Any, **kwargs: Any) -> SparseTensor:
+        values = getattr(self._vals, name)(*args, **kwargs)
+        if values is self._vals:
+            return self
+        index = self._index if values.device == self._vals.device else \
+            tuple(i.to(values.device) for i in self._index)
+        return SparseTensor(self.layout, self._size, index, values, self._coalesced)
+    move.__name__ = move.__qualname__ = name
+    return move
 
 
 def _t(self: SparseTensor) -> SparseTensor:
@@ -209,7 +215,7 @@ def _reversed_dims(self: SparseTensor) -> SparseTensor:
 SparseTensor._conditional.update(
     T=(lambda s: s.layout is sparse_coo, _reversed_dims),  # ``S.H``: a matrix's adjoint
     H=(lambda s: s.ndim == 2, lambda s: s.mH))
-SparseTensor.to = _moved
+SparseTensor.to, SparseTensor.cpu, SparseTensor.cuda = _moved("to"), _moved("cpu"), _moved("cuda")
 for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
     setattr(SparseTensor, _name, same_pattern(_name))
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
