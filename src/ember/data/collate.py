@@ -5,8 +5,9 @@ recurse into dicts, tuples, named tuples and lists, as PyTorch's) and :func:`def
 
 from __future__ import annotations
 
+import copy
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, MutableSequence, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,23 +26,30 @@ def _is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
-def _rebuild(elem: Any, items: Any) -> Any:
-    """A container of ``elem``'s type holding ``items`` (a plain one if it cannot be built)."""
-    if isinstance(elem, Mapping):
-        try:
-            out = elem.copy() if hasattr(elem, "copy") else type(elem)()
+def rebuild(elem: Any, items: Any) -> Any:
+    """A container of ``elem``'s type holding ``items`` (a dict, or a list of the values, in
+    sequence order): a mutable one is a shallow copy of ``elem`` with the items put in (so a
+    dict subclass keeps its type and attributes), an immutable one ``type(elem)(items)``; a
+    plain dict or list when that fails. Plain tuples give a list, as in PyTorch."""
+    try:
+        if isinstance(elem, MutableMapping):
+            out = copy.copy(elem)
             out.update(items)
             return out
-        except TypeError:
-            return dict(items)
-    if _is_namedtuple(elem):
-        return type(elem)(*items)
-    if isinstance(elem, tuple):
-        return list(items)  # PyTorch returns a list for a batch of plain tuples
-    try:
+        if isinstance(elem, Mapping):
+            return type(elem)(items)
+        if _is_namedtuple(elem):
+            return type(elem)(*items)
+        if isinstance(elem, tuple):
+            return list(items)
+        if isinstance(elem, MutableSequence):
+            out = copy.copy(elem)
+            for i, item in enumerate(items):
+                out[i] = item
+            return out
         return type(elem)(items)
     except TypeError:
-        return list(items)
+        return dict(items) if isinstance(elem, Mapping) else list(items)
 
 
 def stack_tensors(batch: Sequence[Tensor]) -> Tensor:
@@ -137,13 +145,13 @@ def collate(batch: Sequence[Any], *, collate_fn_map: dict | None = None) -> Any:
         if fn is not None:
             return fn(batch, collate_fn_map=collate_fn_map)
     if isinstance(elem, Mapping):
-        return _rebuild(elem, {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
+        return rebuild(elem, {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
                                for key in elem})
     if isinstance(elem, Sequence) and not isinstance(elem, str | bytes):
         size = len(elem)
         if any(len(e) != size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return _rebuild(elem, [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)])
+        return rebuild(elem, [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)])
     if isinstance(elem, numbers.Number) and _collates_numbers(collate_fn_map):
         return ember.tensor(batch)  # (complex numbers: Ember collates them, torch refuses)
     raise TypeError(_BAD.format(type(elem)))
@@ -187,11 +195,7 @@ def default_convert(data: Any) -> Any:
     if isinstance(data, np.generic) and data.dtype.kind not in "OSU":
         return ember.as_tensor(np.asarray(data))
     if isinstance(data, Mapping):
-        return _rebuild(data, {k: default_convert(v) for k, v in data.items()})
-    if _is_namedtuple(data):
-        return type(data)(*(default_convert(d) for d in data))
-    if isinstance(data, tuple):
-        return [default_convert(d) for d in data]
+        return rebuild(data, {k: default_convert(v) for k, v in data.items()})
     if isinstance(data, Sequence) and not isinstance(data, str | bytes):
-        return _rebuild(data, [default_convert(d) for d in data])
+        return rebuild(data, [default_convert(d) for d in data])
     return data

@@ -22,6 +22,7 @@ import numpy as np
 
 import ember
 from ember.backend import shared_block
+from ember.data.collate import rebuild
 from ember.errors import GradError
 from ember.tensor import Tensor
 
@@ -72,17 +73,13 @@ def shared_memory_available() -> bool:
 
 
 def _map(data: Any, fn: Any) -> Any:
-    """Applies ``fn`` to every leaf of nested dicts, lists, tuples and named tuples."""
+    """Applies ``fn`` to every leaf of nested dicts, lists, tuples and named tuples (their
+    types kept, subclasses too)."""
     if isinstance(data, Mapping):
-        try:
-            out = data.copy()
-            out.update({k: _map(v, fn) for k, v in data.items()})
-            return out
-        except (TypeError, AttributeError):
-            return {k: _map(v, fn) for k, v in data.items()}
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(_map(d, fn) for d in data))
-    if isinstance(data, list | tuple):
+        return rebuild(data, {k: _map(v, fn) for k, v in data.items()})
+    if isinstance(data, list) or isinstance(data, tuple) and hasattr(data, "_fields"):
+        return rebuild(data, [_map(d, fn) for d in data])
+    if isinstance(data, tuple):
         return type(data)(_map(d, fn) for d in data)
     return fn(data)
 
