@@ -94,10 +94,14 @@ def collate_numpy_array_fn(batch: Sequence[np.ndarray], *,
 
 def collate_numpy_scalar_fn(batch: Sequence[np.generic], *,
                             collate_fn_map: dict | None = None) -> Tensor:
-    """NumPy scalars as one tensor of their dtype."""
-    if batch[0].dtype.kind in "OSU":
-        raise TypeError(_BAD.format(batch[0].dtype))
-    return ember.as_tensor(np.asarray(batch))
+    """NumPy scalars as one tensor of their dtype (mixed with other scalars: promoted as
+    ``ember.as_tensor`` does, as PyTorch's; NumPy's rules would make float32 and int32 float64)."""
+    dtype = batch[0].dtype
+    if dtype.kind in "OSU":
+        raise TypeError(_BAD.format(dtype))
+    if all(type(b) is type(batch[0]) for b in batch):
+        return ember.as_tensor(np.asarray(batch))
+    return ember.as_tensor(list(batch))
 
 
 def collate_float_fn(batch: Sequence[float], *, collate_fn_map: dict | None = None) -> Tensor:
