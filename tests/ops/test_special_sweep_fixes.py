@@ -257,3 +257,16 @@ def test_polygamma_takes_a_numpy_integer_n_as_torch():
     assert_same(ember.special.polygamma(np.int64(1), ember.tensor(x, dtype=ember.float64)),
                 torch.special.polygamma(np.int64(1), torch.tensor(x, dtype=torch.float64)),
                 rtol=1e-8)  # (torch's trigamma is 3e-10 off: pi**2 / 2 at 0.5; Ember's exact)
+
+
+@pytest.mark.parametrize("decimals", [-300, -38, 23, 25, 38, 300, 308, 400])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_round_decimals_bitwise_as_torch(decimals, dtype):
+    # NumPy's round moved a float64 by an ulp from decimals=23 (and below -37); PyTorch's
+    # rint(x * 10^d) / 10^d keeps round(x, 300) == x
+    x = np.random.default_rng(0).uniform(-1000, 1000, 2000)
+    x = np.concatenate([x, [0.5, -0.0, 1e300, -1e-300, np.inf, np.nan, 5e-324]])
+    want = torch.round(torch.tensor(x, dtype=getattr(torch, dtype)), decimals=decimals)
+    got = ember.round(ember.tensor(x, dtype=getattr(ember, dtype)), decimals=decimals)
+    np.testing.assert_array_equal(got.numpy().view(f"i{got.element_size()}"),
+                                  want.numpy().view(f"i{want.element_size()}"))

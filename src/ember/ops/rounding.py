@@ -6,6 +6,10 @@ ones are refused.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ember.errors import DTypeError
 from ember.ops.convert import clone
 from ember.ops.inplace import bind_inplace
@@ -46,7 +50,13 @@ class Round(Flat):
         # in float32 for the 2-byte floats, as PyTorch: 10**decimals overflows float16 (a
         # float16 1234.5 at decimals=2 came out inf, and any value at decimals=10 NaN)
         wide = a.astype(xp.float32) if a.dtype.itemsize < 4 else a
-        return xp.round(wide, decimals).astype(a.dtype)
+        # PyTorch's steps, rint(x * 10^d) / 10^d (rint(x / 10^-d) * 10^-d below 0), with 10^d
+        # in the dtype; NumPy's round moved a float64 by an ulp from d = 23 (round(x, 300) is x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = wide.dtype.type(math.inf if abs(decimals) > 308 else 10.0 ** abs(decimals))
+            if decimals > 0:
+                return (xp.rint(wide * scale) / scale).astype(a.dtype)
+            return (xp.rint(wide / scale) * scale).astype(a.dtype)
 
 
 @primitive
