@@ -1,5 +1,6 @@
 """sweep62e: sparse differences from torch 2.13 found by a differential sweep."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -31,3 +32,39 @@ def test_cpu_and_a_no_op_to_of_a_sparse_tensor_return_it_as_torch(layout):
         assert s.to(m.float64).dtype is m.float64 and s.to("cpu", copy=True) is not s
     with pytest.raises(DeviceUnavailableError, match="cuda"):
         ember.eye(2).to_sparse().cuda()
+
+
+DENSE4 = [[0.0, 1, 0, 2], [3, 0, 0, 0], [0, 0, 0, 0], [0, -1, 4, 5]]
+RIGHT = [[1.0, -2], [0.5, 3], [-1, 2], [2, -0.5]]
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin", "max", "min"])
+def test_sparse_mm_reduce_of_a_csr_matrix_as_torch(reduce):
+    # ember.sparse.mm had no reduce argument (a TypeError).
+    results = []
+    for m in (ember, torch):
+        values = m.tensor([1.0, 2, 3, -1, 4, 5], dtype=m.float64, requires_grad=True)
+        s = m.sparse_csr_tensor(m.tensor([0, 2, 3, 3, 6]), m.tensor([1, 3, 0, 1, 2, 3]),
+                                values, (4, 4))
+        d = m.tensor(RIGHT, dtype=m.float64, requires_grad=True)
+        out = m.sparse.mm(s, d, reduce)
+        (out * m.arange(8.0, dtype=m.float64).reshape(4, 2)).sum().backward()
+        results.append([x.detach().numpy() for x in (out, values.grad, d.grad)])
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t)
+
+
+def test_sparse_mm_reduce_refusals_and_dense_operands_as_torch():
+    c, d = ember.tensor(DENSE4).to_sparse_csr(), ember.tensor(RIGHT)
+    with pytest.raises(NotImplementedError, match="sparse_csr"):
+        ember.sparse.mm(c.to_sparse(), d, "sum")  # (torch: no COO kernel)
+    with pytest.raises(ember.errors.ArgumentTypeError, match="dense mat2"):
+        ember.sparse.mm(c, c, "sum")  # (it ignored reduce)
+    with pytest.raises(ember.errors.ArgumentError, match="reduce must be one of"):
+        ember.sparse.mm(c, d, "median")
+    # a dense mat1 is an ordinary product, as torch.sparse.mm / sparse.addmm (Ember refused it)
+    t = torch.tensor(RIGHT)
+    np.testing.assert_allclose(ember.sparse.mm(d.t(), c).numpy(),
+                               torch.sparse.mm(t.t(), torch.tensor(DENSE4).to_sparse_csr()))
+    np.testing.assert_allclose(ember.sparse.addmm(d, ember.tensor(DENSE4), d).numpy(),
+                               torch.sparse.addmm(t, torch.tensor(DENSE4), t).numpy())

@@ -23,6 +23,7 @@ from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
+from ember.ops.linalg import mm as dense_mm
 from ember.ops.linalg_scaled import scaled_sum
 from ember.ops.norms import vector_norm
 from ember.ops.select import where
@@ -35,6 +36,7 @@ from ember.sparse.convert import (
     long_index,
     to_coo,
 )
+from ember.sparse.mm_reduce import mm_reduce
 from ember.sparse.spgemm import sparse_sparse_mm
 from ember.sparse.spmm import spmm
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
@@ -89,10 +91,14 @@ def with_values(s: SparseTensor, values: Tensor) -> SparseTensor:
     return SparseTensor(s.layout, s._size, s._index, values, s._coalesced)
 
 
-def mm(mat1: SparseTensor, mat2: Any) -> Any:
+def mm(mat1: SparseTensor, mat2: Any, reduce: str | None = None) -> Any:
     """The product of a sparse matrix (any layout) and a dense one, dense; or of two sparse
     matrices, sparse: COO @ COO in COO, CSR or CSC @ CSR or CSC in CSR (CSC @ CSC in CSC).
     Differentiable in both (a sparse operand's gradient is sparse, with its pattern).
+
+    A dense ``mat1`` gives ``ember.mm(mat1, mat2)``, as PyTorch's. ``reduce`` (a CSR ``mat1``
+    and a dense ``mat2``): each output element reduces its row's products by ``"sum"``,
+    ``"mean"``, ``"amax"``, ``"amin"`` or ``"prod"`` (0 for a row with no specified element).
 
     Example:
         >>> s = ember.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
@@ -102,10 +108,18 @@ def mm(mat1: SparseTensor, mat2: Any) -> Any:
         >>> ember.sparse.mm(s, s).to_dense()
         tensor([[6., 0.],
                 [0., 6.]])
+        >>> ember.sparse.mm(s.to_sparse_csr(), ember.ones(2, 1), "mean")
+        tensor([[2.],
+                [3.]])
     """
+    if isinstance(mat1, Tensor) and reduce is None:
+        return dense_mm(mat1, mat2)
     s = _matrix("sparse.mm", mat1)
     one_device("sparse.mm", s, mat2)
     if isinstance(mat2, SparseTensor):
+        if reduce is not None:
+            raise ArgumentTypeError(f"sparse.mm: reduce={reduce!r} needs a dense mat2, as "
+                                    f"PyTorch's, got {mat2.layout}. Hint: mat2.to_dense()")
         return sparse_sparse_mm(s, _matrix("sparse.mm", mat2), keep_layout=True)
     if not isinstance(mat2, Tensor):
         raise ArgumentTypeError(f"sparse.mm: mat2 must be a dense or sparse tensor, got "
@@ -117,6 +131,8 @@ def mm(mat1: SparseTensor, mat2: Any) -> Any:
         raise DTypeError(f"sparse.mm: the sparse matrix ({s.dtype.name}) and the dense one "
                          f"({mat2.dtype.name}) must have the same dtype. Hint: convert one "
                          "with .to()")
+    if reduce is not None:
+        return mm_reduce(s, mat2, reduce)
     rows, cols = coo_index(s)
     return spmm(from_numpy(rows), from_numpy(cols), entry_values(s), mat2, s.shape[0])
 
