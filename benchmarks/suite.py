@@ -247,8 +247,16 @@ def machine(threads: int) -> dict[str, Any]:
     return {"cpu": cpu, "cores": os.cpu_count(), "threads": threads,
             "python": platform.python_version(), "numpy": numpy.__version__,
             "torch": torch.__version__, "ember": ember.__version__,
-            "blas": " + ".join(f"{lib['internal_api']} {lib['version']}"
-                               for lib in ember.backend.blas_info())}
+            "blas": " + ".join(_blas_name(lib) for lib in ember.backend.blas_info())}
+
+
+def _blas_name(lib: dict) -> str:
+    """``openblas 0.3.31 (SkylakeX kernels)``, and the environment variable that chose them
+    when one did (some hosts pin an older core type: its kernels are slower)."""
+    notes = [f"{lib['architecture']} kernels"] if lib.get("architecture") else []
+    pinned = os.environ.get("OPENBLAS_CORETYPE") if lib["internal_api"] == "openblas" else None
+    notes += [f"OPENBLAS_CORETYPE={pinned}"] if pinned else []
+    return f"{lib['internal_api']} {lib['version']}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 if __name__ == "__main__":  # the peak-memory subprocess: name framework scale threads
