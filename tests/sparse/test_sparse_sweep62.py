@@ -68,3 +68,14 @@ def test_sparse_mm_reduce_refusals_and_dense_operands_as_torch():
                                torch.sparse.mm(t.t(), torch.tensor(DENSE4).to_sparse_csr()))
     np.testing.assert_allclose(ember.sparse.addmm(d, ember.tensor(DENSE4), d).numpy(),
                                torch.sparse.addmm(t, torch.tensor(DENSE4), t).numpy())
+
+
+def test_item_of_a_one_element_coo_tensor_as_torch():
+    # S.item() raised 'not supported'; torch sums duplicates and gives 0 when unspecified.
+    for m in (ember, torch):
+        assert m.sparse_coo_tensor([[0, 0]], [1.5, 2.0], (1,)).item() == 3.5
+        assert m.sparse_coo_tensor(m.zeros(1, 0, dtype=m.long), m.zeros(0), (1,)).item() == 0.0
+        got = m.tensor([[2]]).to_sparse().item()
+        assert got == 2 and type(got) is int
+    with pytest.raises(ember.errors.ArgumentError, match="4 elements"):
+        ember.eye(2).to_sparse().item()

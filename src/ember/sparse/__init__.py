@@ -247,6 +247,18 @@ def _mv(self: SparseTensor, vec: Tensor) -> Tensor:
 SparseTensor.mv, SparseTensor.bmm = _mv, bmm
 
 
+def _item(self: SparseTensor) -> Any:
+    """``S.item()``: the one element of a one-element sparse tensor, as PyTorch's (0 when it is
+    not specified)."""
+    if self.numel() != 1:
+        raise ArgumentError(f"item(): a tensor with {self.numel()} elements cannot be converted "
+                            "to a Python scalar; index it first")
+    return self.to_dense().item()
+
+
+SparseTensor.item = _item
+
+
 def _new_zeros(self: SparseTensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
                device: Any = None, requires_grad: bool = False, layout: Any = None,
                pin_memory: bool = False) -> Any:
