@@ -20,3 +20,9 @@ def test_a_write_into_an_empty_view_leaves_earlier_views_readable():
     for rows in (1, 2, 1):
         want, got = f(ember.ones(rows, 3)), fast(ember.ones(rows, 3))
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_the_transpose_of_a_0d_tensor_compiles_with_simplify_off():
+    # x.t() of a 0-d x is a permute with no dims; the layout pass read its last one
+    fast = ember.jit.compile(lambda x: x.t() * 2, passes={"simplify": False})
+    assert fast(ember.tensor(3.0)).item() == 6.0

@@ -35,7 +35,7 @@ def permute_products(graph: Graph) -> Graph:
         dims = eqn.params["dims"]
         matmul = made.get(eqn.inputs[0])
         reshape = readers.get(eqn.outputs[0])
-        if dims[-1] != len(dims) - 1 or matmul is None or \
+        if len(dims) < 2 or dims[-1] != len(dims) - 1 or matmul is None or \
                 getattr(matmul.prim, "name", None) != "matmul" or \
                 matmul.params.get("compute") is not None or uses.get(matmul.outputs[0]) != 1 or \
                 reshape is None or reshape.prim.name != "reshape" or \
