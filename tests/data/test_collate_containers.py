@@ -85,3 +85,11 @@ def test_worker_batches_keep_a_dict_subclass_and_its_attributes():
     assert [b.tag for b in batches] == ["t", "t"]
     assert type(batches[0]["rows"]) is TaggedList and batches[0]["rows"].tag == "q"
     assert [b["x"].tolist() for b in batches] == [[0, 1], [2, 3]]
+
+
+def test_worker_batches_keep_a_masked_array_as_torch():
+    items = [np.ma.masked_array([1, 2], mask=[0, 1])] * 2
+    got = list(edata.DataLoader(items, batch_size=None, num_workers=1))
+    want = list(tdata.DataLoader(items, batch_size=None, num_workers=1))
+    assert [type(b) for b in got] == [type(b) for b in want] == [np.ma.MaskedArray] * 2
+    assert [b.mask.tolist() for b in got] == [b.mask.tolist() for b in want]

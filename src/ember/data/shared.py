@@ -98,8 +98,8 @@ def pack(batch: Any, name: str, use_shm: bool) -> Packed:
                                 "and is the result of an op; autograd does not cross "
                                 "processes. Hint: detach() it in the dataset or collate_fn")
             array, is_tensor, grad = leaf.detach().numpy(), True, leaf.requires_grad
-        elif isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "OSU":
-            array, is_tensor = leaf, False
+        elif type(leaf) is np.ndarray and leaf.dtype.kind not in "OSU":
+            array, is_tensor = leaf, False  # (a subclass, such as a masked array, is pickled)
         else:
             return leaf
         if not use_shm:
