@@ -493,12 +493,10 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """
     if not is_floating_input("prelu", "input", input):
         raise DTypeError(f"prelu: needs a floating input, got {input.dtype.name}")
-    if input.dtype is not weight.dtype:
-        if not DISPATCH.casting:
-            names = [dtype_name("prelu", n, t) for n, t in (("input", input), ("weight", weight))]
-            raise DTypeError(f"prelu: input ({names[0]}) and weight ({names[1]}) must have one "
-                             "dtype, as torch's (no promotion). Hint: weight.to(input.dtype)")
-        weight = weight.to(input.dtype)  # (under autocast: in the activations' precision)
+    if input.dtype is not weight.dtype and not DISPATCH.casting:  # (autocast casts both)
+        names = [dtype_name("prelu", n, t) for n, t in (("input", input), ("weight", weight))]
+        raise DTypeError(f"prelu: input ({names[0]}) and weight ({names[1]}) must have one "
+                         "dtype, as torch's (no promotion). Hint: weight.to(input.dtype)")
     if weight.numel() == 1:
         weight = weight.reshape(())  # (a 0-d input stays 0-d)
     else:

@@ -209,9 +209,8 @@ HALF = (dtypes.float16, dtypes.bfloat16)  # PyTorch computes these in float32 ("
 def reduces_in_float32(x: Tensor) -> bool:
     """Whether a reduction of ``x`` (mean, var, a norm) runs in float32 and rounds once to
     ``x``'s dtype at the end, as PyTorch's do for half precision (the sum of two float16 60000s
-    overflows, their mean need not). Not under autocast: its policy already reduces in float32
-    and keeps the float32 result."""
-    return x.dtype in HALF and not DISPATCH.casting
+    overflows, their mean need not); under CPU autocast too, which leaves these ops alone."""
+    return x.dtype in HALF
 
 
 _AUTOCAST_FLOATS = frozenset(HALF + (dtypes.float32,))

@@ -519,6 +519,10 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
         >>> ember.tensordot(ember.ones(2, 3, 4), ember.ones(3, 4, 5)).shape
         ember.Size([2, 5])
     """
+    if a.dtype is not b.dtype:  # (autocast too, as PyTorch's: it checks before its mm)
+        raise DTypeError(f"tensordot: both inputs should have the same dtype, got "
+                         f"{describe(a.shape, a.dtype)} and {describe(b.shape, b.dtype)}. "
+                         "Hint: convert one with .to(other.dtype)")
     if isinstance(dims, Tensor):  # (PyTorch takes the dims as a tensor too)
         dims = dims.tolist()
     if not isinstance(dims, int) and \
