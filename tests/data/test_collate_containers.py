@@ -1,6 +1,6 @@
 """default_collate, default_convert and worker batches keep the container types of the
 samples as PyTorch does: a dict or list subclass (with its attributes), a read-only Mapping,
-a deque; plain tuples become lists."""
+a deque, a masked array from a worker; plain tuples become lists."""
 
 import collections
 import collections.abc
