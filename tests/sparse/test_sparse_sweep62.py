@@ -79,3 +79,14 @@ def test_item_of_a_one_element_coo_tensor_as_torch():
         assert got == 2 and type(got) is int
     with pytest.raises(ember.errors.ArgumentError, match="4 elements"):
         ember.eye(2).to_sparse().item()
+
+
+def test_sparse_mm_reduce_grad_of_a_csr_leaf_as_torch():
+    grads = []
+    for m in (ember, torch):
+        s = m.tensor(DENSE4, dtype=m.float64).to_sparse_csr().requires_grad_()
+        out = m.sparse.mm(s, m.arange(8.0, dtype=m.float64).reshape(4, 2), "mean")
+        (out * m.arange(8.0, dtype=m.float64).reshape(4, 2)).sum().backward()
+        assert s.grad.layout is (ember.sparse_csr if m is ember else torch.sparse_csr)
+        grads.append(s.grad.to_dense().numpy())
+    np.testing.assert_allclose(*grads)
