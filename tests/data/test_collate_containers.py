@@ -1,6 +1,6 @@
 """default_collate, default_convert and worker batches keep the container types of the
 samples as PyTorch does: a dict or list subclass (with its attributes), a read-only Mapping,
-a deque, a masked array from a worker; plain tuples become lists."""
+a deque, masked and record arrays; plain tuples become lists."""
 
 import collections
 import collections.abc
@@ -93,3 +93,10 @@ def test_worker_batches_keep_a_masked_array_as_torch():
     want = list(tdata.DataLoader(items, batch_size=None, num_workers=1))
     assert [type(b) for b in got] == [type(b) for b in want] == [np.ma.MaskedArray] * 2
     assert [b.mask.tolist() for b in got] == [b.mask.tolist() for b in want]
+
+
+def test_default_convert_keeps_a_record_array_as_torch():
+    rec = np.rec.array([(1, 2.0)], dtype=[("a", np.int64), ("b", np.float64)])
+    for loader in (edata.DataLoader, tdata.DataLoader):
+        got = list(loader([rec] * 2, batch_size=None, num_workers=1))
+        assert [type(b) for b in got] == [np.recarray] * 2 and got[0].b.tolist() == [2.0]

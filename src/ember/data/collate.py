@@ -194,8 +194,10 @@ def default_convert(data: Any) -> Any:
         {'x': tensor([0., 0.], dtype=ember.float64)}
     """
     if isinstance(data, np.ndarray) and data.dtype.kind not in "OSU":
-        # (a masked array is kept, as PyTorch keeps it: a tensor would lose the mask)
-        return data if isinstance(data, np.ma.MaskedArray) else ember.as_tensor(data)
+        # (masked and record arrays are kept, as PyTorch keeps them: a tensor would lose the
+        # mask or the fields)
+        kept = isinstance(data, np.ma.MaskedArray | np.recarray)
+        return data if kept else ember.as_tensor(data)
     if isinstance(data, np.generic) and data.dtype.kind not in "OSU":
         return ember.as_tensor(np.asarray(data))
     if isinstance(data, Mapping):
