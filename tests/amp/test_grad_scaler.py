@@ -225,3 +225,16 @@ def test_pickling_mid_iteration_is_refused_as_torchs():
         restored = pickle.loads(pickle.dumps(scaler))
         assert restored.state_dict() == scaler.state_dict()
         assert copy.deepcopy(scaler).get_scale() == 8.0
+
+
+@pytest.mark.parametrize("init_scale", [0.1, 1.0 / 3, 2.0 ** 16])
+def test_get_scale_before_scale_is_init_scale_as_given_as_torch(init_scale):
+    scalers = [lib.amp.GradScaler("cpu", init_scale=init_scale) for lib in (ember, torch)]
+    assert [s.get_scale() for s in scalers] == [init_scale] * 2
+    assert scalers[0].state_dict() == scalers[1].state_dict()
+    for s, lib in zip(scalers, (ember, torch)):
+        s.scale(lib.ones(1))
+    assert scalers[0].get_scale() == scalers[1].get_scale()
+    loaded = ember.amp.GradScaler("cpu")
+    loaded.load_state_dict({**scalers[1].state_dict(), "scale": 0.1})
+    assert loaded.get_scale() == 0.1

@@ -76,6 +76,7 @@ class GradScaler:
             enabled, device = False, "cpu"
         self._enabled = enabled
         self._scale_tensor = tensor(float(init_scale), dtype=float32, device=device)
+        self._init_scale = float(init_scale)  # (what get_scale gives before scale(), as torch)
         self._set_scale(init_scale)
         self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
         self._growth_interval = int(growth_interval)
@@ -230,8 +231,11 @@ class GradScaler:
         self._per_optimizer = {}
 
     def get_scale(self) -> float:
-        """The current scale (1.0 when disabled)."""
-        return self._scale if self._enabled else 1.0
+        """The current scale (1.0 when disabled; before :meth:`scale`, ``init_scale`` as
+        given, not yet rounded to float32, as PyTorch's)."""
+        if not self._enabled:
+            return 1.0
+        return self._scale if self._used else self._init_scale
 
     def get_growth_factor(self) -> float:
         return self._growth_factor
@@ -256,7 +260,7 @@ class GradScaler:
         "_growth_tracker"}`` (empty when disabled), as PyTorch."""
         if not self._enabled:
             return {}
-        return {"scale": self._scale, "growth_factor": self._growth_factor,
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
                 "backoff_factor": self._backoff_factor,
                 "growth_interval": self._growth_interval,
                 "_growth_tracker": self._growth_tracker}
@@ -269,6 +273,7 @@ class GradScaler:
             raise RuntimeError("The source state dict is empty, possibly because it was saved "
                                "from a disabled instance of GradScaler.")
         self._set_scale(state_dict["scale"])
+        self._init_scale = float(state_dict["scale"])
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
