@@ -351,6 +351,9 @@ class Tensor:
     def requires_grad(self) -> bool:
         """Whether ops on this tensor are recorded for autograd; set it on a leaf only
         (example: ``w = ember.zeros(3); w.requires_grad = True``)."""
+        if not self._requires_grad and self._view is not None and \
+                self._view.version != self._vc.value:
+            return self.grad_fn is not None  # (a view whose base was written since: new history)
         return self._requires_grad
 
     @requires_grad.setter

@@ -203,3 +203,35 @@ def test_retain_grad_on_a_view_whose_inner_view_is_written_retains_its_new_value
         return None if v.grad is None else v.grad.tolist()
 
     assert run(ember) == run(torch)
+
+
+def test_register_hook_on_a_stale_view_fires_for_its_new_value():
+    # hook registered on v (its base written since, v.grad_fn never read): it went on v's
+    # stale node, off the path of v's new value, and never ran (torch 2.13 segfaults here;
+    # the gradient [10, 10] is v's, as retain_grad's)
+    x = ember.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = x * 1
+    v = b[1:3]
+    b.mul_(2)
+    seen = []
+    v.register_hook(lambda g: seen.append(g.tolist()))
+    (v * 10).sum().backward()
+    assert seen == [[10.0, 10.0]]
+    assert x.grad.tolist() == [0.0, 20.0, 20.0, 0.0]
+
+
+def test_requires_grad_of_a_view_whose_base_was_written_with_a_grad_tensor():
+    # base needs no grad, then base.mul_(w): v.requires_grad read False until v.grad_fn was
+    # read (torch: True at once), and a hook then registered as on a plain tensor
+    def run(lib):
+        w = lib.tensor(2.0, requires_grad=True)
+        base = lib.ones(4)
+        v = base[1:3]
+        base.mul_(w)
+        flags = (v.requires_grad, v.is_leaf)
+        seen = []
+        v.register_hook(lambda g: seen.append(g.tolist()))
+        (v * 10).sum().backward()
+        return flags, seen, w.grad.item()
+
+    assert run(ember) == run(torch)

@@ -72,7 +72,7 @@ def refresh_stale(t: Tensor) -> None:
     info = t._view
     if info.version == t._vc.value:
         return
-    if not t.requires_grad and not info.base.requires_grad and info.custom is None:
+    if not t._requires_grad and not info.base.requires_grad and info.custom is None:
         info.version = t._vc.value  # (no history then or now: no replay for the profiler)
         return
     with inference_mode(False):  # (replayed with history also under no_grad/inference_mode)

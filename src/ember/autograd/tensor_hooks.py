@@ -51,15 +51,15 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Remo
         tensor([6., 6.])
         >>> handle.remove()
     """
+    node = self.grad_fn  # (of today's value, for a view whose base was written in place)
     if not self.requires_grad:
         raise GradError("register_hook: cannot register a hook on a tensor that does not "
                         "require grad")
-    if self._node is None:
+    if node is None:
         if self._hooks is None:
             self._hooks = []
         hooks = self._hooks
     else:
-        node = self._node
         if node.hooks is None:
             node.hooks = {}
         hooks = node.hooks.setdefault(self._idx, [])
@@ -83,8 +83,8 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], No
     if not self.requires_grad:
         raise GradError("register_post_accumulate_grad_hook: cannot register a hook on a "
                         "tensor that does not require grad")
-    if self._node is not None:
+    if self.grad_fn is not None:
         raise GradError(f"register_post_accumulate_grad_hook: this tensor was computed by "
-                        f"{self._node.name()}; post-accumulate-grad hooks run on leaves "
+                        f"{self.grad_fn.name()}; post-accumulate-grad hooks run on leaves "
                         "only (a non-leaf accumulates no .grad). Hint: use register_hook")
     return add_hook(accumulator(self).hooks_made().post_accumulate, hook)
