@@ -73,8 +73,22 @@ CASES = {
     # (Reshape's backward_name is PyTorch's ViewBackward0: these were ReshapeBackward0)
     "view": lambda L, F, x, y: x.view(12), "reshape": lambda L, F, x, y: x.reshape(4, 3),
     "flatten": lambda L, F, x, y: x.flatten(),
+    # reductions named as PyTorch's (sweep62h)
+    "norm": lambda L, F, x, y: x.norm(), "norm_inf": lambda L, F, x, y: x.norm(float("inf"), 1),
+    "vector_norm_0": lambda L, F, x, y: L.linalg.vector_norm(x, 0),
+    "matrix_norm": lambda L, F, x, y: L.linalg.matrix_norm(x),
+    "median": lambda L, F, x, y: x.median(), "median_dim": lambda L, F, x, y: x.median(1)[0],
+    "nanmedian": lambda L, F, x, y: x.nanmedian(),
+    "nanmedian_dim": lambda L, F, x, y: x.nanmedian(0, keepdim=True)[0],
+    "mode": lambda L, F, x, y: x.mode(1)[0], "kthvalue": lambda L, F, x, y: x.kthvalue(2)[0],
+    "cummax": lambda L, F, x, y: x.cummax(1)[0], "cummin": lambda L, F, x, y: x.cummin(0)[0],
+    "aminmax_min": lambda L, F, x, y: x.aminmax(dim=1)[0],
+    "aminmax_max": lambda L, F, x, y: x.aminmax()[1], "nansum": lambda L, F, x, y: x.nansum(1),
+    "var_mean": lambda L, F, x, y: L.var_mean(x, 1)[0],
+    "var_mean_mean": lambda L, F, x, y: L.var_mean(x)[1],
+    "std_mean": lambda L, F, x, y: L.std_mean(x, 0)[0], "prod_dim": lambda L, F, x, y: x.prod(1),
     # differ, see DIFFERENT
-    "rsub": lambda L, F, x, y: 1 - x, "norm": lambda L, F, x, y: x.norm(),
+    "rsub": lambda L, F, x, y: 1 - x,
     "t": lambda L, F, x, y: x.t(), "transpose": lambda L, F, x, y: x.transpose(0, 1),
     "unsqueeze": lambda L, F, x, y: x.unsqueeze(0),
     "squeeze": lambda L, F, x, y: x[:1].squeeze(0), "select": lambda L, F, x, y: x[0],
@@ -97,8 +111,6 @@ _MATMUL = ("one matmul primitive for mm/bmm/dot/matmul and Linear; naming it per
            "add work to the hottest op")
 DIFFERENT = {
     "rsub": "1 - x is Sub with swapped operands (PyTorch has an rsub op)",
-    "norm": "a composite of abs/pow/sum ending in where (a dedicated norm primitive would pay "
-            "only for the name)",
     "t": _VIEWS, "transpose": _VIEWS, "unsqueeze": _VIEWS, "squeeze": _VIEWS, "select": _VIEWS,
     "chunk": _VIEWS, "split": _VIEWS,
     "matmul_2d": _MATMUL, "mm": _MATMUL, "matmul_1d": _MATMUL, "bmm": _MATMUL,

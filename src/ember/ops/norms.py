@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
+from ember.autograd.graph import name_node
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, describe
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
@@ -100,6 +101,9 @@ def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> T
     return _root(apply(Sum, a, dims=dims, keepdim=keepdim), p)
 
 
+_NODE_NAME = "LinalgVectorNormBackward0"  # (PyTorch's grad_fn of the vector norms)
+
+
 def vector_norm(x: Tensor | None = None, ord: float = 2, dim: int | Sequence[int] | None = None,
                 keepdim: bool = False, *, dtype: Any = None,
                 input: Tensor | None = None) -> Tensor:  # noqa: A002 - PyTorch's name
@@ -132,7 +136,7 @@ def vector_norm(x: Tensor | None = None, ord: float = 2, dim: int | Sequence[int
         raise ShapeError(f"{op}: cannot compute the {ord} norm over an empty dimension of "
                          f"{describe(x.shape, x.dtype)} (dims {dims}): the operation has no "
                          "identity. Hint: reduce over non-empty dims")
-    return _vector_norm(x, float(ord), dims, keepdim)
+    return name_node(_vector_norm(x, float(ord), dims, keepdim), _NODE_NAME)
 
 
 def _the_input(op: str, x: Tensor | None, input: Tensor | None) -> Tensor:  # noqa: A002
@@ -184,7 +188,8 @@ def matrix_norm(input: Tensor, ord: float | str = "fro", dim: tuple[int, int] = 
     rows, cols = _matrix_dims(A, dim, op)
     both = tuple(sorted((rows, cols)))
     if ord == "fro":
-        return _vector_norm(abs(A) if A.dtype.is_complex else A, 2, both, keepdim)
+        return name_node(_vector_norm(abs(A) if A.dtype.is_complex else A, 2, both, keepdim),
+                         _NODE_NAME)
     if ord in ("nuc", 2, -2):
         check_float(op, A, complex_ok=True)  # (under svdvals' name otherwise)
         s = svdvals(A.movedim((rows, cols), (-2, -1)))

@@ -362,8 +362,10 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
     if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
         return not_casting(lambda: prod(input, dim, keepdim, dtype=dtype))
     x = accumulation_input(input, dtype)
-    dims = tuple(range(x.ndim)) if dim is None else normalize_dims(dim, x.ndim, "prod")
-    return apply(Prod, x, dims=dims, keepdim=keepdim)
+    if dim is None:
+        return apply(Prod, x, dims=tuple(range(x.ndim)), keepdim=keepdim)
+    total = apply(Prod, x, dims=normalize_dims(dim, x.ndim, "prod"), keepdim=keepdim)
+    return name_node(total, "ProdBackward1")  # (PyTorch's overload)
 
 
 @method()

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes, return_types
+from ember.autograd.graph import name_node
 from ember.errors import IndexOutOfRange, ShapeError
 from ember.ops.gather import take_along
 from ember.ops.int_args import as_int
@@ -163,11 +164,14 @@ def _kth_indices(input: Tensor, k: int, dim: int) -> Tensor:
     return narrow(indices, dim, k - 1, 1) if input.ndim else indices
 
 
-def _selected(result: type, input: Tensor, dim: int, indices: Tensor, keepdim: bool) -> Any:
+def _selected(result: type, input: Tensor, dim: int, indices: Tensor, keepdim: bool,
+              grad_name: str) -> Any:
+    """``(values, indices)`` of ``input`` at ``indices``; the values' ``grad_fn`` is named
+    ``grad_name``, PyTorch's name for the op."""
     values = take_along(input, dim, indices)
     if keepdim or not input.ndim:
-        return result(values, indices)
-    return result(squeeze(values, dim), squeeze(indices, dim))
+        return result(name_node(values, grad_name), indices)
+    return result(name_node(squeeze(values, dim), grad_name), squeeze(indices, dim))
 
 
 @method()
@@ -184,7 +188,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ret
     dim = normalize_dim(dim, input.ndim, "kthvalue")
     _check_k("kthvalue", input, k, dim, 1)
     indices = _kth_indices(input, as_int(k, "kthvalue", "k"), dim)
-    return _selected(return_types.kthvalue, input, dim, indices, keepdim)
+    return _selected(return_types.kthvalue, input, dim, indices, keepdim, "KthvalueBackward0")
 
 
 def shared_among_ties(flat: Tensor, value: Tensor) -> Tensor:
@@ -235,7 +239,8 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False
     """
     no_bool("median", input)
     if dim is None:
-        return median_of_all("median", input, lambda flat: median(flat, 0).values)
+        return name_node(median_of_all("median", input, lambda flat: median(flat, 0).values),
+                         "MedianBackward0")
     dim = normalize_dim(dim, input.ndim, "median")
     n = input.shape[dim] if input.ndim else 1
     if n == 0:
@@ -250,4 +255,4 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False
         nan = isnan(input)
         first = argmax(nan.to(dtypes.uint8), dim, keepdim=True)
         indices = where(take_along(nan, dim, first), first, indices)
-    return _selected(return_types.median, input, dim, indices, keepdim)
+    return _selected(return_types.median, input, dim, indices, keepdim, "MedianBackward1")

@@ -22,6 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes, return_types
+from ember.autograd.graph import name_node
 from ember.errors import (
     ArgumentError,
     DTypeError,
@@ -199,7 +200,8 @@ def _cum_extremum(prim: Primitive, input: Tensor, dim: int, op: str) -> Any:
     if input.ndim == 0:
         return _of_0d(getattr(return_types, op), input)
     indices = apply(prim, input, dim=d)
-    return getattr(return_types, op)(gather(input, d, indices), indices)
+    values = name_node(gather(input, d, indices), f"{op.capitalize()}Backward0")
+    return getattr(return_types, op)(values, indices)
 
 
 @method()
@@ -261,7 +263,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     x = input
     if x.dtype.is_floating_point:
         x = where(isnan(x), 0.0, x)
-    return sum(x, dim, keepdim, dtype=dtype)
+    return name_node(sum(x, dim, keepdim, dtype=dtype), "NansumBackward0")
 
 
 @method()
@@ -304,7 +306,8 @@ def aminmax(input: Tensor, *, dim: int | None = None,
         raise ShapeError(f"aminmax: cannot compute aminmax over an empty dimension of input "
                          f"{tuple(input.shape)}: the operation has no identity. Hint: pass a "
                          "dim whose size is not 0")
-    return return_types.aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
+    return return_types.aminmax(name_node(amin(input, dims, keepdim), "AminmaxBackward0"),
+                                name_node(amax(input, dims, keepdim), "AminmaxBackward0"))
 
 
 # -- order statistics ----------------------------------------------------------------------------
@@ -436,7 +439,8 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
     """
     no_bool("nanmedian", input)
     if dim is None:
-        return median_of_all("nanmedian", input, lambda flat: nanmedian(flat, 0).values)
+        return name_node(median_of_all("nanmedian", input, lambda flat: nanmedian(flat, 0).values),
+                         "NanmedianBackward0")
     d = normalize_dim(dim, input.ndim, "nanmedian")
     if input.ndim == 0:
         return _of_0d(return_types.nanmedian, input)
@@ -448,9 +452,9 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
     if input.dtype.is_floating_point:
         indices = where(count == 0, _all_nan_index(n), indices)
     values = gather(input, d, indices)
-    if keepdim:
-        return return_types.nanmedian(values, indices)
-    return return_types.nanmedian(squeeze(values, d), squeeze(indices, d))
+    if not keepdim:
+        values, indices = squeeze(values, d), squeeze(indices, d)
+    return return_types.nanmedian(name_node(values, "NanmedianBackward1"), indices)
 
 
 @method()
@@ -486,9 +490,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     best = argmax(length, d, keepdim=True)              # first: the smallest value
     indices = gather(order, d, best)
     values = gather(input, d, indices)
-    if keepdim:
-        return return_types.mode(values, indices)
-    return return_types.mode(squeeze(values, d), squeeze(indices, d))
+    if not keepdim:
+        values, indices = squeeze(values, d), squeeze(indices, d)
+    return return_types.mode(name_node(values, "ModeBackward0"), indices)
 
 
 # -- covariance ------------------------------------------------------------------------------------

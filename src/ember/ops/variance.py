@@ -119,7 +119,8 @@ def var_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
     Example:
         >>> v, m = ember.var_mean(ember.tensor([1.0, 3.0]))
     """
-    return _var_and_mean(input, dim, unbiased, keepdim, correction, "var_mean")
+    spread, mu = _var_and_mean(input, dim, unbiased, keepdim, correction, "var_mean")
+    return name_node(spread, "VarMeanBackward0"), name_node(mu, "VarMeanBackward0")
 
 
 def std_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
@@ -129,4 +130,5 @@ def std_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
     Example:
         >>> s, m = ember.std_mean(ember.tensor([1.0, 3.0]))
     """
-    return _var_and_mean(input, dim, unbiased, keepdim, correction, "std_mean", root=True)
+    spread, mu = _var_and_mean(input, dim, unbiased, keepdim, correction, "std_mean", root=True)
+    return name_node(spread, "StdMeanBackward0"), name_node(mu, "StdMeanBackward0")
