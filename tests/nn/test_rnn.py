@@ -161,3 +161,14 @@ def test_empty_sequence_is_refused_as_torch(name, batch_first):
     empty_batch = (0, 5, 3) if batch_first else (5, 0, 3)  # (still runs, as in torch)
     out = getattr(nn, name)(3, 4, batch_first=batch_first)(ember.zeros(empty_batch))[0]
     assert tuple(out.shape) == empty_batch[:2] + (4,)
+
+
+@pytest.mark.parametrize("kw", [{"num_layers": 2, "bidirectional": True}, {"proj_size": 2},
+                                {"bias": False}])
+def test_flat_weights_lists_parameters_in_torch_order(kw):
+    # code reaching into RNN internals (weight-drop wrappers) reads _flat_weights; it was missing
+    t, e = torch.nn.LSTM(3, 4, **kw), nn.LSTM(3, 4, **kw)
+    assert e._flat_weights_names == t._flat_weights_names
+    assert [tuple(w.shape) for w in e._flat_weights] == \
+        [tuple(w.shape) for w in t._flat_weights]
+    assert all(w is getattr(e, n) for w, n in zip(e._flat_weights, e._flat_weights_names))

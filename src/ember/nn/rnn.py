@@ -239,6 +239,12 @@ class RNNBase(Module):
                 for layer in range(self.num_layers)
                 for d in range(2 if self.bidirectional else 1)]
 
+    @property
+    def _flat_weights(self) -> list[Tensor | None]:
+        """PyTorch's flat list of the parameters, in ``_flat_weights_names`` order (read by
+        code that reaches into recurrent layers, such as weight-drop wrappers)."""
+        return [getattr(self, n, None) for n in self._flat_weights_names]
+
     def _cell(self) -> Any:
         return _MODES[self.mode][1]
 
