@@ -106,6 +106,12 @@ class GradError(EmberError, RuntimeError):
     """Autograd cannot do what was asked: a freed graph, a modified saved tensor, …"""
 
 
+class DerivativeNotImplemented(GradError, NotImplementedError):
+    """A derivative PyTorch has not implemented either (``zeta`` with respect to ``x``,
+    ``igamma`` with respect to ``a``, ``geqrf``): a ``NotImplementedError`` as PyTorch's, and a
+    GradError as Ember raised before."""
+
+
 class OpError(EmberError, RuntimeError):
     """An op failed for a reason no more specific class describes."""
 

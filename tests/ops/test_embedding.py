@@ -189,12 +189,22 @@ def test_backward_into_rows_of_no_width_like_torch(numba_or_numpy):
 
 
 @pytest.mark.parametrize("index_dtype", ["int8", "uint8", "int16"])
-def test_vmap_of_small_integer_indices_keeps_each_sample_in_its_rows(index_dtype,
-                                                                    numba_or_numpy):
+def test_vmap_of_small_integer_indices_is_refused_like_torch(index_dtype):
+    from ember.func import vmap
+
+    w, idx = ember.randn(4, 120, 2), ember.tensor(np.array([[1, 119]] * 4, dtype=index_dtype))
+    with pytest.raises(RuntimeError):  # (torch refuses them, in vmap or not)
+        torch.func.vmap(lambda v, i: TF.embedding(i, v))(torch.from_numpy(w.numpy()),
+                                                          torch.from_numpy(idx.numpy()))
+    with pytest.raises(ember.DTypeError, match=f"int64 or int32 integer.*{index_dtype}"):
+        vmap(lambda v, i: F.embedding(i, v))(w, idx)
+
+
+def test_vmap_of_int32_indices_keeps_each_sample_in_its_rows(numba_or_numpy):
     from ember.func import grad, vmap
 
-    w = ember.randn(4, 120, 2, dtype=ember.float64)  # offsets up to 360: past int8 and uint8
-    idx = ember.tensor(np.array([[1, 119], [0, 3], [5, 118], [117, 2]], dtype=index_dtype))
+    w = ember.randn(4, 120, 2, dtype=ember.float64)
+    idx = ember.tensor(np.array([[1, 119], [0, 3], [5, 118], [117, 2]], dtype="int32"))
     got = vmap(lambda i: grad(lambda v: F.embedding(i, v).pow(2).sum())(w[0]))(idx)
     rows = vmap(lambda v, i: F.embedding(i, v))(w, idx)
     for k in range(4):

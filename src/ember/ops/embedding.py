@@ -220,6 +220,17 @@ def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float)
         weight[idx] = rows * scale  # eagerly a write into the rows; traced, an index_put
 
 
+def _check_indices(op: str, input: Tensor) -> None:
+    """Refuses indices of a dtype other than int64 and int32, as PyTorch does (int8, int16 and
+    uint8 too)."""
+    if is_floating_input(op, "input", input) or input.dtype not in _INDEX_DTYPES:
+        raise DTypeError(f"{op}: indices (input) must be an int64 or int32 integer tensor, as in "
+                         f"PyTorch, got {dtype_name(op, 'input', input)}. Hint: input.long()")
+
+
+_INDEX_DTYPES = (dtypes.int64, dtypes.int32)
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -233,9 +244,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         >>> F.embedding(ember.tensor([[1, 2], [2, 9]]), w).shape
         ember.Size([2, 2, 3])
     """
-    if is_floating_input("embedding", "input", input) or input.dtype.name == "bool":
-        raise DTypeError(f"embedding: indices must be an integer tensor, got "
-                         f"{dtype_name('embedding', 'input', input)}")
+    _check_indices("embedding", input)
     if weight.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got "
                          f"shape {tuple(weight.shape)}")
@@ -282,6 +291,7 @@ def _bags(op: str, input: Tensor, offsets: Tensor | None,
     for name, value in (("input", input), ("offsets", offsets)):
         if not isinstance(value, Tensor) and value is not None:  # (before its shape is judged)
             refuse_non_tensor(op, name, value)
+    _check_indices(op, input)
     if input.ndim == 2:
         if offsets is not None:
             raise ShapeError(f"{op}: offsets must be None for a 2-D input {tuple(input.shape)} "

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentTypeError, DTypeError, GradError, type_name
+from ember.errors import ArgumentTypeError, DerivativeNotImplemented, DTypeError, type_name
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.convert import promote
@@ -164,10 +164,11 @@ class _Incomplete(Binary):
         slope = exp((a - 1) * log(x) - x - lgamma(a))
         return -slope if self.upper else slope
 
-    def _refuse(self, a: Tensor) -> GradError:
-        return GradError(f"{self.name}: the derivative with respect to input (the shape a, "
-                         f"{tuple(a.shape)}) is not implemented, as in PyTorch. Hint: detach "
-                         "it; the derivative with respect to other (x) is implemented")
+    def _refuse(self, a: Tensor) -> DerivativeNotImplemented:
+        return DerivativeNotImplemented(
+            f"{self.name}: the derivative with respect to input (the shape a, "
+            f"{tuple(a.shape)}) is not implemented, as in PyTorch. Hint: detach it; the "
+            "derivative with respect to other (x) is implemented")
 
     def vjp(self, ctx, g):
         a, x = ctx.inputs

@@ -20,7 +20,7 @@ import warnings
 from typing import Any
 
 from ember import return_types
-from ember.errors import GradError, OpError, ShapeError, describe
+from ember.errors import DerivativeNotImplemented, OpError, ShapeError, describe
 from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import zeros
 from ember.ops.join import cat
@@ -133,8 +133,9 @@ class Geqrf(Primitive):
                 TensorSpec(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype))
 
     def vjp(self, ctx, *grads):
-        raise GradError("geqrf: the derivative for 'geqrf' is not implemented (as in PyTorch). "
-                        "Hint: differentiate through linalg.qr instead")
+        raise DerivativeNotImplemented("geqrf: the derivative for 'geqrf' is not implemented "
+                                       "(as in PyTorch). Hint: differentiate through linalg.qr "
+                                       "instead")
 
     jvp = vjp
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from ember.errors import DTypeError, GradError, OpError, describe
+from ember.errors import DerivativeNotImplemented, DTypeError, OpError, describe
 from ember.ops.arithmetic import Binary
 from ember.ops.gamma_kernel import polygamma_array
 from ember.ops.primitive import apply, primitive
@@ -88,10 +88,10 @@ class StandardGammaGrad(Binary):
         return xp.asarray(_dz_da(a, z).astype(concentration.dtype))
 
     def vjp(self, ctx, *grads):
-        raise GradError("_standard_gamma_grad: it has no derivative, so a gamma sample's "
-                        "gradient with respect to its concentration cannot be differentiated "
-                        "again (as in PyTorch). Hint: take higher derivatives with respect to "
-                        "the rate, or of a loss without gamma samples")
+        raise DerivativeNotImplemented(
+            "_standard_gamma_grad: it has no derivative, so a gamma sample's gradient with "
+            "respect to its concentration cannot be differentiated again (as in PyTorch). Hint: "
+            "take higher derivatives with respect to the rate, or of a loss without gamma samples")
 
     jvp = vjp
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ArgumentTypeError, GradError, type_name
+from ember.errors import ArgumentTypeError, DerivativeNotImplemented, type_name
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.float_host import float_operands, host_arrays
@@ -92,10 +92,10 @@ class Zeta(Binary):
     def _dq(self, x: Tensor, q: Tensor) -> Tensor:
         return -x * apply(Zeta, x + 1, q)
 
-    def _refuse(self, x: Tensor) -> GradError:
-        return GradError(f"zeta: the derivative with respect to input (the exponent x, "
-                         f"{tuple(x.shape)}) is not implemented, as in PyTorch. Hint: detach "
-                         "it; the derivative in other (q) is")
+    def _refuse(self, x: Tensor) -> DerivativeNotImplemented:
+        return DerivativeNotImplemented(
+            f"zeta: the derivative with respect to input (the exponent x, {tuple(x.shape)}) is "
+            "not implemented, as in PyTorch. Hint: detach it; the derivative in other (q) is")
 
     def vjp(self, ctx, g):
         x, q = ctx.inputs
