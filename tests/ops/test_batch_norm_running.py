@@ -107,3 +107,40 @@ def test_running_statistics_made_in_inference_mode_refuse_the_update():
         rm, rv = ember.zeros(3), ember.ones(3)
     with pytest.raises(ember.errors.GradError, match="inference tensor"):
         F.batch_norm(ember.randn(4, 3), rm, rv, training=True)
+
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+@pytest.mark.parametrize("x_dtype,stats_dtype", [("float32", "float64"), ("float64", "float32"),
+                                                  ("float32", "float16"),
+                                                  ("float16", "float64")])
+def test_instance_norm_takes_running_stats_of_another_dtype_like_torch(
+        x_dtype, stats_dtype, use_input_stats):
+    # torch's instance_norm checks only weight and bias against the input: running statistics
+    # of any floating dtype are read in the input's and updated in their own (Ember raised
+    # batch_norm's 'mixed dtype (CPU)' error). sweep62j
+    rng = np.random.default_rng(2)
+    x, m = rng.standard_normal((2, 3, 5)), rng.standard_normal(3)
+    v, w = np.abs(m) + 0.5, rng.standard_normal(3)
+    et = [ember.tensor(a).to(getattr(ember, stats_dtype)) for a in (m, v)]
+    tt = [torch.tensor(a).to(getattr(torch, stats_dtype)) for a in (m, v)]
+    weight = None if x_dtype == "float16" else w
+    out = F.instance_norm(ember.tensor(x).to(getattr(ember, x_dtype)), *et,
+                          None if weight is None else ember.tensor(weight).to(
+                              getattr(ember, x_dtype)), use_input_stats=use_input_stats)
+    ref = TF.instance_norm(torch.tensor(x).to(getattr(torch, x_dtype)), *tt,
+                           None if weight is None else torch.tensor(weight).to(
+                               getattr(torch, x_dtype)), use_input_stats=use_input_stats)
+    assert str(out.dtype) == str(ref.dtype).replace("torch", "ember")
+    tol = 2e-3 if "float16" in (x_dtype, stats_dtype) else 1e-6
+    np.testing.assert_allclose(out.double().numpy(), ref.double().numpy(), atol=tol)
+    for e, t in zip(et, tt):
+        assert str(e.dtype) == str(t.dtype).replace("torch", "ember")
+        np.testing.assert_allclose(e.double().numpy(), t.double().numpy(), atol=tol)
+
+
+def test_instance_norm_still_refuses_a_weight_of_another_dtype_like_torch():
+    x, w = ember.randn(2, 3, 4), ember.randn(3, dtype=ember.float64)
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        F.instance_norm(x, weight=w)
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        TF.instance_norm(torch.randn(2, 3, 4), weight=torch.randn(3, dtype=torch.float64))

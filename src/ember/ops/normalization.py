@@ -508,10 +508,14 @@ def _instance_norm(input: Tensor, running_mean: Tensor | None, running_var: Tens
                    weight: Tensor | None, bias: Tensor | None, use_input_stats: bool,
                    momentum: float, eps: float) -> Tensor:
     """:func:`instance_norm` less its check of one-element planes (``torch.instance_norm``
-    takes them)."""
+    takes them). Running statistics of any floating dtype are read in the input's and
+    updated in their own, as PyTorch's (only weight and bias must match)."""
     _check_float("instance_norm", input)
     _check_momentum("instance_norm", momentum)
-    if half_with_float_params(input, weight, bias, running_mean, running_var):
+    wider_stats = input.dtype in HALF and any(
+        t is not None and t.dtype not in HALF for t in (running_mean, running_var))
+    if half_with_float_params(input, weight, bias) or wider_stats:
+        weight, bias = (t if t is None else t.float() for t in (weight, bias))
         return _instance_norm(input.float(), running_mean, running_var, weight, bias,
                               use_input_stats, momentum, eps).to(input.dtype)
     if input.ndim < 3:
@@ -519,7 +523,9 @@ def _instance_norm(input: Tensor, running_mean: Tensor | None, running_var: Tens
                          f"{tuple(input.shape)}")
     _check_per_channel("instance_norm", input, running_mean, running_var, weight, bias)
     if not use_input_stats:
-        return _batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+        mean, var = (t if t is None or t.dtype == input.dtype else t.to(input.dtype)
+                     for t in (running_mean, running_var))
+        return _batch_norm(input, mean, var, weight, bias, False, momentum, eps)
     n, c = input.shape[:2]
     dims = tuple(range(2, input.ndim))
     # (PyTorch's runs batch_norm on a (1, N·C, …) view of a contiguous copy: C order out)
