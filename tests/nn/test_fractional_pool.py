@@ -151,3 +151,17 @@ def test_vmap_over_images_and_samples_equals_a_loop():
         got = ember.vmap(pool, in_dims=in_dims)(x, s if in_dims[1] == 0 else s[0])
         want = ember.stack([pool(x[i], pick(i)) for i in range(3)])
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_functional_given_both_sizes_takes_output_size_as_torch(nd):
+    """F.fractional_max_poolNd(output_size=..., output_ratio=...) pools to output_size, as
+    torch's functions (only the modules refuse both); Ember raised. sweep62j"""
+    x = np.random.default_rng(3).standard_normal((1, 2) + (6,) * nd)
+    samples = np.full((1, 2, nd), 0.3)
+    name = f"fractional_max_pool{nd}d"
+    out = getattr(F, name)(ember.tensor(x), 2, output_size=3, output_ratio=0.5,
+                           _random_samples=ember.tensor(samples))
+    ref = getattr(TF, name)(torch.tensor(x), 2, output_size=3, output_ratio=0.5,
+                            _random_samples=torch.tensor(samples))
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())

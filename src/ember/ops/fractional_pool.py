@@ -84,9 +84,7 @@ def _output_size(op: str, nd: int, spatial: tuple[int, ...], output_size: Any,
                  output_ratio: Any) -> tuple[int, ...]:
     if output_size is None and output_ratio is None:
         raise ArgumentError(f"{op} requires specifying either an output_size or an output_ratio")
-    if output_size is not None and output_ratio is not None:
-        raise ArgumentError(f"{op}: only one of output_size and output_ratio may be specified")
-    if output_size is not None:
+    if output_size is not None:  # (given both, the function takes output_size, as torch's)
         return ntuple(output_size, nd, op, "output_size")
     ratio = (float(output_ratio),) * nd if isinstance(output_ratio, int | float) else \
         tuple(float(r) for r in output_ratio)
