@@ -44,3 +44,21 @@ def test_sparse_mm_amax_amin_grad_goes_to_the_first_winner_as_torch(reduce, case
                         s.grad.col_indices().numpy(), d.grad.numpy()])
     for e, t in zip(*results):
         np.testing.assert_array_equal(e, t)
+
+
+DTYPE_METHODS = [("float", "float32"), ("double", "float64"), ("half", "float16"),
+                 ("bfloat16", "bfloat16"), ("cfloat", "complex64"), ("cdouble", "complex128"),
+                 ("bool", "bool"), ("byte", "uint8"), ("char", "int8"), ("short", "int16"),
+                 ("int", "int32"), ("long", "int64")]
+
+
+@pytest.mark.parametrize("layout", ["to_sparse", "to_sparse_csr"])
+@pytest.mark.parametrize(("method", "dtype"), DTYPE_METHODS)
+def test_sparse_dtype_method_to_its_own_dtype_returns_itself_as_torch(layout, method, dtype):
+    # S.float() of a float32 S copied (torch returns S), and bfloat16/cfloat/... were refused.
+    for m in (ember, torch):
+        s = getattr(m.eye(2), layout)().to(getattr(m, dtype))
+        assert getattr(s, method)() is s
+        other = getattr(s.to(m.float64 if dtype != "float64" else m.float32), method)()
+        assert other.dtype == getattr(m, dtype) and other.layout == s.layout
+        np.testing.assert_array_equal(other.to_dense().to(m.float64).numpy(), np.eye(2))

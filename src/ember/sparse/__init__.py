@@ -149,8 +149,9 @@ def _refused(fn_name: str) -> Any:
 
 
 def _moved(name: str) -> Any:
-    """``S.to`` / ``S.cpu`` / ``S.cuda``: the dense method applied to the values (the indices
-    follow a device move); ``S`` itself when nothing changes, as PyTorch's."""
+    """``S.to`` / ``S.cpu`` / ``S.cuda`` / ``S.float`` and the other dtype methods: the dense
+    method applied to the values (the indices follow a device move); ``S`` itself when
+    nothing changes, as PyTorch's."""
     def move(self: SparseTensor, *args: Any, **kwargs: Any) -> SparseTensor:
         values = getattr(self._vals, name)(*args, **kwargs)
         if values is self._vals:
@@ -216,8 +217,10 @@ SparseTensor._conditional.update(
     T=(lambda s: s.layout is sparse_coo, _reversed_dims),  # ``S.H``: a matrix's adjoint
     H=(lambda s: s.ndim == 2, lambda s: s.mH))
 SparseTensor.to, SparseTensor.cpu, SparseTensor.cuda = _moved("to"), _moved("cpu"), _moved("cuda")
-for _name in ("clone", "double", "float", "half", "bool", "int", "long"):
-    setattr(SparseTensor, _name, same_pattern(_name))
+SparseTensor.clone = same_pattern("clone")
+for _name in ("double", "float", "half", "bfloat16", "cfloat", "cdouble", "bool", "byte", "char",
+              "short", "int", "long"):
+    setattr(SparseTensor, _name, _moved(_name))
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # (__hash__ stays the identity's)
     setattr(SparseTensor, f"__{_name}__", _refused(_name))
 for _op, _name in (("mod", "remainder"), ("and", "bitwise_and"), ("or", "bitwise_or"),
