@@ -44,6 +44,7 @@ _KERNELS = compiled.register("ember.ops.resample_numba")
 # the interpolating modes: their number of spatial dims and their kernel along each
 _INTERPOLATING = {"linear": (1, "linear"), "bilinear": (2, "linear"), "bicubic": (2, "cubic"),
                   "trilinear": (3, "linear"), "lanczos": (2, "lanczos_aa")}
+NEAREST_EXACT_1D_3D = "nearest-exact-1d-3d"  # (Resample's mode: PyTorch's rounding there)
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
           "lanczos")
 # antialiased (area-weighted) kernels, by mode: their support in input pixels at scale 1
@@ -89,11 +90,25 @@ def _ratio(np_type: Any, size: int, out: int, scale: float | None) -> Any:
 
 
 def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.ndarray:
+    """PyTorch's nearest (``floor(o·ratio)``) and 2-D nearest-exact (``floor((o + 0.5)·ratio)``)
+    source index, in float32."""
     dst = np.arange(out, dtype=np.float32)
     if exact:
         dst = dst + np.float32(0.5)
     src = np.floor(dst * _ratio(np.float32, size, out, scale)).astype(np.int64)
     return np.minimum(src, size - 1)
+
+
+def _exact_index_1d_3d(size: int, out: int, scale: float | None, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's nearest-exact source index of a 1-D or 3-D input (its 2-D kernel takes
+    :func:`_nearest_index`'s): the pixel-centre coordinate ``ratio·(o + 0.5) - 0.5`` rounded
+    once (a fused multiply-add) to the input's precision (float32 for half types), clamped
+    at 0, plus 0.5 rounded to float32, floored. At a coordinate that is an integer in exact
+    arithmetic (2 -> 41: o = 20 reads 1) the two differ."""
+    t = np.float64 if dtype == np.float64 else np.float32
+    centre = np.arange(out, dtype=np.longdouble) + 0.5
+    src = np.maximum((np.longdouble(_ratio(t, size, out, scale)) * centre - 0.5).astype(t), 0)
+    return np.minimum(np.floor((src + t(0.5)).astype(np.float32)).astype(np.int64), size - 1)
 
 
 def resample_shortcuts(kind: str, nd: int, scale: float | None) -> tuple[bool, bool]:
@@ -204,6 +219,8 @@ def _plan(size: int, out: int, scale: float | None, mode: str, align_corners: bo
     elif mode.endswith("_aa"):
         width = next(w for kind, w in _ANTIALIASED.values() if kind == mode)
         indices, weights = _aa_taps(size, out, scale, align_corners, dtype, mode, width)
+    elif mode == NEAREST_EXACT_1D_3D:
+        indices, weights = (_exact_index_1d_3d(size, out, scale, dtype),), None
     else:
         indices, weights = (_nearest_index(size, out, scale, mode == "nearest-exact"),), None
     runs = []
@@ -504,7 +521,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                         f"bilinear, bicubic and lanczos), got {input.dtype.name}")
 
     kind = _ANTIALIASED[mode][0] if antialias else \
-        _INTERPOLATING[mode][1] if interpolating else mode
+        _INTERPOLATING[mode][1] if interpolating else \
+        NEAREST_EXACT_1D_3D if mode == "nearest-exact" and nd != 2 else mode
     moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
     y, first = (input, 2) if moved is None else (moved, 1)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
