@@ -84,8 +84,8 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
     """PyTorch's inference: Python floats give the default dtype, NumPy keeps its own."""
     if isinstance(data, np.ndarray | np.generic):
         return dtypes.from_numpy(array.dtype)
-    if isinstance(data, list | tuple) and array.dtype in (np.float64, np.complex128):
-        return sequence_dtype(data)  # (NumPy widened: the leaves may not all be Python's)
+    if isinstance(data, list | tuple) and array.dtype.kind in "fc":
+        return sequence_dtype(data)  # (NumPy promotes otherwise: [int16, float16] is float32)
     if array.dtype.kind == "f":
         return dtypes.get_default_dtype() if array.dtype == np.float64 else \
             dtypes.from_numpy(array.dtype)
