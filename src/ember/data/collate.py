@@ -31,6 +31,8 @@ def rebuild(elem: Any, items: Any) -> Any:
     sequence order): a mutable one is a shallow copy of ``elem`` with the items put in (so a
     dict subclass keeps its type and attributes), an immutable one ``type(elem)(items)``; a
     plain dict or list when that fails. Plain tuples give a list, as in PyTorch."""
+    if type(elem) is dict or type(elem) is list:  # (the common case: no copy needed)
+        return items
     try:
         if isinstance(elem, MutableMapping):
             out = copy.copy(elem)
@@ -186,19 +188,17 @@ def default_collate(batch: Sequence[Any]) -> Any:
 
 
 def default_convert(data: Any) -> Any:
-    """NumPy arrays (also inside dicts, tuples and lists) become tensors; the rest (masked
-    arrays too) is kept.
+    """NumPy arrays and scalars (also inside dicts, tuples and lists) become tensors, those
+    of string or object dtype kept; so is the rest, an array of a type from outside NumPy's
+    top module too (masked, record, a user's subclass), as PyTorch's: it would lose its
+    mask, fields or attributes.
 
     Example:
         >>> default_convert({"x": np.zeros(2)})
         {'x': tensor([0., 0.], dtype=ember.float64)}
     """
-    if isinstance(data, np.ndarray) and data.dtype.kind not in "OSU":
-        # (masked and record arrays are kept, as PyTorch keeps them: a tensor would lose the
-        # mask or the fields)
-        kept = isinstance(data, np.ma.MaskedArray | np.recarray)
-        return data if kept else ember.as_tensor(data)
-    if isinstance(data, np.generic) and data.dtype.kind not in "OSU":
+    if isinstance(data, np.ndarray | np.generic) and type(data).__module__ == "numpy" and \
+            data.dtype.kind not in "OSU":  # (np.matrix and np.memmap are converted)
         return ember.as_tensor(np.asarray(data))
     if isinstance(data, Mapping):
         return rebuild(data, {k: default_convert(v) for k, v in data.items()})
