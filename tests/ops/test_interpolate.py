@@ -279,17 +279,18 @@ def test_shortcuts_are_claimed_for_every_size_and_scale_that_needs_them():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("nd", [1, 2, 3])
-def test_nearest_exact_index_at_exact_boundaries_matches_torch(nd, dtype):
-    """A source coordinate that is an integer in exact arithmetic (2 -> 41: (20 + 0.5)·2/41
-    = 1) rounds as torch's kernels: its 1-D and 3-D one computes ratio·(o + 0.5) - 0.5 in
-    one rounding, then + 0.5 (reads 1); its 2-D one floor((o + 0.5)·ratio) in float32 (reads
-    0). Ember read 0 in all three. The gradient is the forward's adjoint (torch's 1-D/3-D
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest_index_at_exact_boundaries_matches_torch(mode, nd, dtype):
+    """A source coordinate that is an integer in exact arithmetic (nearest-exact 2 -> 41:
+    (20 + 0.5)·2/41 = 1; nearest in float64 2 -> 82: 41·2/82) rounds as torch's kernels: its
+    1-D and 3-D one computes it in the input's precision (ratio·(o + 0.5) - 0.5 in one
+    rounding, then + 0.5) and rounds to float32 (reads 1); its 2-D one in float32 (reads 0).
+    Ember read 0 in all three. The gradient is the forward's adjoint (torch's 1-D/3-D
     backward takes its 2-D indices, so its gradient there is not its forward's). sweep62j"""
-    for n, m in [(2, 41), (2, 47), (4, 49), (2, 103), (7, 61)]:
+    for n, m in [(2, 41), (2, 47), (4, 49), (2, 103), (7, 61), (2, 82), (2, 94), (3, 123)]:
         x = np.random.default_rng(n * m).standard_normal((1, 2) + (2,) * (nd - 1) + (n,))
         size = (3,) * (nd - 1) + (m,)
         out = F.interpolate(ember.tensor(x).to(getattr(ember, dtype)), size=size,
-                            mode="nearest-exact")
-        ref = TF.interpolate(torch.tensor(x).to(getattr(torch, dtype)), size=size,
-                             mode="nearest-exact")
+                            mode=mode)
+        ref = TF.interpolate(torch.tensor(x).to(getattr(torch, dtype)), size=size, mode=mode)
         np.testing.assert_array_equal(out.float().numpy(), ref.float().numpy())

@@ -44,7 +44,8 @@ _KERNELS = compiled.register("ember.ops.resample_numba")
 # the interpolating modes: their number of spatial dims and their kernel along each
 _INTERPOLATING = {"linear": (1, "linear"), "bilinear": (2, "linear"), "bicubic": (2, "cubic"),
                   "trilinear": (3, "linear"), "lanczos": (2, "lanczos_aa")}
-NEAREST_EXACT_1D_3D = "nearest-exact-1d-3d"  # (Resample's mode: PyTorch's rounding there)
+# (Resample's modes for PyTorch's rounding of 1-D and 3-D inputs' source indices)
+NEAREST_1D_3D = {"nearest": "nearest-1d-3d", "nearest-exact": "nearest-exact-1d-3d"}
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
           "lanczos")
 # antialiased (area-weighted) kernels, by mode: their support in input pixels at scale 1
@@ -99,16 +100,22 @@ def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.
     return np.minimum(src, size - 1)
 
 
-def _exact_index_1d_3d(size: int, out: int, scale: float | None, dtype: np.dtype) -> np.ndarray:
-    """PyTorch's nearest-exact source index of a 1-D or 3-D input (its 2-D kernel takes
-    :func:`_nearest_index`'s): the pixel-centre coordinate ``ratio·(o + 0.5) - 0.5`` rounded
-    once (a fused multiply-add) to the input's precision (float32 for half types), clamped
-    at 0, plus 0.5 rounded to float32, floored. At a coordinate that is an integer in exact
-    arithmetic (2 -> 41: o = 20 reads 1) the two differ."""
+def _index_1d_3d(size: int, out: int, scale: float | None, exact: bool,
+                 dtype: np.dtype) -> np.ndarray:
+    """PyTorch's nearest(-exact) source index of a 1-D or 3-D input (its 2-D kernel takes
+    :func:`_nearest_index`'s): ``ratio·o``, or for nearest-exact the pixel-centre coordinate
+    ``ratio·(o + 0.5) - 0.5`` rounded once (a fused multiply-add) and clamped at 0 plus 0.5,
+    in the input's precision (float32 for half types), then rounded to float32 and floored.
+    Where the coordinate is an integer in exact arithmetic (2 -> 41: o = 20 reads 1) the
+    2-D rounding can read the pixel before."""
     t = np.float64 if dtype == np.float64 else np.float32
-    centre = np.arange(out, dtype=np.longdouble) + 0.5
-    src = np.maximum((np.longdouble(_ratio(t, size, out, scale)) * centre - 0.5).astype(t), 0)
-    return np.minimum(np.floor((src + t(0.5)).astype(np.float32)).astype(np.int64), size - 1)
+    ratio = _ratio(t, size, out, scale)
+    if exact:
+        centre = np.arange(out, dtype=np.longdouble) + 0.5
+        src = np.maximum((np.longdouble(ratio) * centre - 0.5).astype(t), 0) + t(0.5)
+    else:
+        src = np.arange(out, dtype=t) * ratio
+    return np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), size - 1)
 
 
 def resample_shortcuts(kind: str, nd: int, scale: float | None) -> tuple[bool, bool]:
@@ -219,8 +226,9 @@ def _plan(size: int, out: int, scale: float | None, mode: str, align_corners: bo
     elif mode.endswith("_aa"):
         width = next(w for kind, w in _ANTIALIASED.values() if kind == mode)
         indices, weights = _aa_taps(size, out, scale, align_corners, dtype, mode, width)
-    elif mode == NEAREST_EXACT_1D_3D:
-        indices, weights = (_exact_index_1d_3d(size, out, scale, dtype),), None
+    elif mode in NEAREST_1D_3D.values():
+        indices, weights = (_index_1d_3d(size, out, scale, mode == NEAREST_1D_3D["nearest-exact"],
+                                         dtype),), None
     else:
         indices, weights = (_nearest_index(size, out, scale, mode == "nearest-exact"),), None
     runs = []
@@ -522,7 +530,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
 
     kind = _ANTIALIASED[mode][0] if antialias else \
         _INTERPOLATING[mode][1] if interpolating else \
-        NEAREST_EXACT_1D_3D if mode == "nearest-exact" and nd != 2 else mode
+        NEAREST_1D_3D.get(mode, mode) if nd != 2 else mode
     moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
     y, first = (input, 2) if moved is None else (moved, 1)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):

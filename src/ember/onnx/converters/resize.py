@@ -7,14 +7,15 @@ from __future__ import annotations
 from ember.dtypes import float32, float64, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
-from ember.ops.interpolate import NEAREST_EXACT_1D_3D, resample_shortcuts
+from ember.ops.interpolate import NEAREST_1D_3D, resample_shortcuts
 
 
 def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
     """Resampling whose input size (and output size, with ``scale_factor``) follows a dynamic
     axis; refused for cubic and antialiased modes, and where a given output size changes."""
     src, p = eqn.inputs[0], eqn.params
-    if p["mode"] not in ("nearest", "nearest-exact", NEAREST_EXACT_1D_3D, "linear"):
+    mode = next((k for k, v in NEAREST_1D_3D.items() if v == p["mode"]), p["mode"])
+    if mode not in ("nearest", "nearest-exact", "linear"):
         return ctx.refuse(f"interpolation mode {p['mode']!r} over a dynamic size: only the "
                           "nearest and linear modes are exported with sizes computed at run "
                           "time")
@@ -46,7 +47,7 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
     # size the output keeps copied, one it doubles read at i // 2)
     copies, halves = resample_shortcuts(p["mode"], len(src.shape) - 2, p["scale"])
     if p["mode"] != "linear":
-        exact = p["mode"] in ("nearest-exact", NEAREST_EXACT_1D_3D)
+        exact = mode == "nearest-exact"
         coord = ctx.node("Add", [dst, ctx.scalar(0.5, t)]) if exact else dst
         index = ctx.cast(ctx.node("Floor", [ctx.node("Mul", [coord, ratio()])]), t, int64)
         index = ctx.node("Min", [index, last])
