@@ -148,4 +148,4 @@ def test_a_function_whose_dim_is_behind_a_wrapper_still_takes_numpy_names():
         return total(*args, **kwargs)
 
     assert takes_numpy_names("total", total) and takes_numpy_names("total", wrapped)
-    assert not takes_numpy_names("flatten_all", lambda input, start=0: input)
+    assert not takes_numpy_names("flatten_all", lambda tensor, start=0: tensor)

@@ -363,35 +363,35 @@ def made_per_sample(t: Tensor, make: Callable[[Tensor], Tensor]) -> Tensor | Non
     return None
 
 
-def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None,
                memory_format: memory_format | None = None) -> Tensor:
-    """Zeros with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    return _like(zeros_like, 0, t, dtype, device, requires_grad, layout, memory_format)
+    """Zeros with ``input``'s shape, dtype, device and layout (``memory_format``)."""
+    return _like(zeros_like, 0, input, dtype, device, requires_grad, layout, memory_format)
 
 
-def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, layout: Any = None,
               memory_format: memory_format | None = None) -> Tensor:
-    """Ones with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    return _like(ones_like, 1, t, dtype, device, requires_grad, layout, memory_format)
+    """Ones with ``input``'s shape, dtype, device and layout (``memory_format``)."""
+    return _like(ones_like, 1, input, dtype, device, requires_grad, layout, memory_format)
 
 
-def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None,
                memory_format: memory_format | None = None) -> Tensor:
-    """Uninitialised memory with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    return _like(empty_like, None, t, dtype, device, requires_grad, layout, memory_format)
+    """Uninitialised memory with ``input``'s shape, dtype, device and layout (``memory_format``)."""
+    return _like(empty_like, None, input, dtype, device, requires_grad, layout, memory_format)
 
 
-def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, layout: Any = None,
               memory_format: memory_format | None = None) -> Tensor:
-    """``fill_value`` everywhere, with ``t``'s shape, dtype, device and layout
+    """``fill_value`` everywhere, with ``input``'s shape, dtype, device and layout
     (``memory_format``)."""
     if not isinstance(fill_value, numbers.Number) and getattr(fill_value, "ndim", 1):
-        raise not_a_number(fill_value)  # (a sequence would broadcast into t's shape)
-    return _like(full_like, fill_value, t, dtype, device, requires_grad, layout,
+        raise not_a_number(fill_value)  # (a sequence would broadcast into input's shape)
+    return _like(full_like, fill_value, input, dtype, device, requires_grad, layout,
                  memory_format, fill_value)
 
 
