@@ -236,6 +236,32 @@ def test_normalize_zero_vector_has_finite_gradient():
     assert np.isfinite(x.grad.numpy()).all()
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("p", [1.0, 2.0, float("inf"), 3.0])
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 300.0])
+def test_normalize_half_inputs_match_torch(dtype, p, scale):
+    # float16 squares of 300 overflowed a power sum in float16: all zeros (review62 item 1)
+    x = np.random.default_rng(9).standard_normal((64, 257)) * scale
+    ref = TF.normalize(torch.from_numpy(x).to(getattr(torch, dtype)), p=p, dim=1, eps=1e-4)
+    out = ember.empty(64, 257, dtype=getattr(ember, dtype))
+    got = F.normalize(ember.from_numpy(x).to(getattr(ember, dtype)), p, 1, 1e-4, out)
+    assert got.dtype == out.dtype == getattr(ember, dtype)
+    # (a half norm may round one ulp apart from torch's, whose sum runs in another order)
+    ulp = float(torch.finfo(ref.dtype).eps)
+    np.testing.assert_allclose(got.double().numpy(), ref.double().numpy(), rtol=2 * ulp, atol=0)
+    np.testing.assert_array_equal(out.double().numpy(), got.double().numpy())
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0, 2.0, 3.0, float("inf")])
+def test_normalize_gradient_matches_torch_with_a_zero_row(p):
+    x = np.random.default_rng(10).standard_normal((3, 5))
+    x[0] = 0.0
+    mine, ref = ember.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(x).requires_grad_()
+    F.normalize(mine, p=p).pow(2).sum().backward()
+    TF.normalize(ref, p=p).pow(2).sum().backward()
+    np.testing.assert_allclose(mine.grad.numpy(), ref.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_standardize_gradients_through_its_mean_and_variance_match_torch():
     from ember.ops.normalization import Standardize
     from ember.ops.primitive import apply

@@ -555,18 +555,9 @@ def _normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) 
     # (complex vectors are divided by the norm of the moduli)
     if not is_complex_input("normalize", "input", input):
         _check_float("normalize", input)
-    # clamping the p-th power sum (not the norm) keeps the gradient finite at a zero vector;
-    # orders without a power sum to clamp (0, ±inf, negative) clamp the norm, as PyTorch's
-    if not 0 < p < float("inf"):
-        return input / laid_out_like(vector_norm(input, p, dim, keepdim=True).clamp(min=eps),
-                                     input)
-    if p == 2:
-        modulus = input.abs() if input.dtype.is_complex else input
-        norm = (modulus * modulus).sum(dim, keepdim=True).clamp(min=eps * eps).sqrt()
-    elif p == 1:
-        norm = input.abs().sum(dim, keepdim=True).clamp(min=eps)
-    else:
-        norm = (input.abs() ** p).sum(dim, keepdim=True).clamp(min=eps ** p) ** (1.0 / p)
+    # the norm in the input's dtype (accumulated wider for half), clamped, as PyTorch's: a
+    # power sum of float16 squares overflowed to inf and gave zeros
+    norm = vector_norm(input, p, dim, keepdim=True).clamp(min=eps)
     return input / laid_out_like(norm, input)
 
 
