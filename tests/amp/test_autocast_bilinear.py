@@ -51,3 +51,27 @@ def test_bilinear_refuses_a_bias_of_another_dtype(autocast):
             pytest.raises(ember.errors.DTypeError, match="bias: float64"):
         ember.nn.functional.bilinear(ember.ones(5, 3), ember.ones(5, 4), ember.ones(2, 3, 4),
                                      ember.ones(2, dtype=ember.float64))
+
+
+def test_bilinear_forward_derivative_under_autocast_matches_torch():
+    # the tangent was the bfloat16 sum of exact products where torch's is float32, each term
+    # rounded as the forward's GEMMs (review62 item 2)
+    x1, v1 = (R.standard_normal((4, 3)).astype(np.float32) for _ in range(2))
+    x2, v2 = (R.standard_normal((4, 2)).astype(np.float32) for _ in range(2))
+    w, vw = (R.standard_normal((5, 3, 2)).astype(np.float32) for _ in range(2))
+    results = []
+    for lib in (ember, torch):
+        t = [lib.tensor(a) for a in (x1, x2, w, v1, v2, vw)]
+        bilinear = lib.nn.functional.bilinear
+
+        def of_x1(a, t=t, bilinear=bilinear):
+            return bilinear(a, t[1], t[2])
+
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            _, one = lib.func.jvp(of_x1, (t[0],), (t[3],))
+            _, every = lib.func.jvp(bilinear, tuple(t[:3]), tuple(t[3:]))
+            jac = lib.func.jacfwd(of_x1)(t[0])
+        results.append([(str(r.dtype).split(".")[-1], r.numpy()) for r in (one, every, jac)])
+    for (dtype_e, e), (dtype_t, r) in zip(*results):
+        assert dtype_e == dtype_t == "float32"
+        np.testing.assert_array_equal(e, r)

@@ -76,8 +76,7 @@ class _AutocastBilinear(Function):
     def forward(ctx: Any, input1: Tensor, input2: Tensor, weight: Tensor) -> Tensor:
         ctx.save_for_backward(input1, input2, weight)
         ctx.save_for_forward(input1, input2, weight)
-        half = einsum("...i,oij->...oj", input1, weight)
-        return cast(einsum("...oj,...j->...o", half, input2), input1.dtype)
+        return _lowered_bilinear(input1, weight, input2)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple:
@@ -90,8 +89,16 @@ class _AutocastBilinear(Function):
     @staticmethod
     def jvp(ctx: Any, d1: Tensor | None, d2: Tensor | None, dw: Tensor | None) -> Tensor:
         x1, x2, w = ctx.saved_tensors
-        terms = [(d1, w, x2), (x1, dw, x2), (x1, w, d2)]
-        return sum(einsum("...i,oij,...j->...o", *t) for t in terms if None not in t)
+        # each term in the forward's order and dtype, as PyTorch's forward derivative
+        terms = [_lowered_bilinear(*t) for t in ((d1, w, x2), (x1, dw, x2), (x1, w, d2))
+                 if None not in t]
+        return sum(terms[1:], terms[0])
+
+
+def _lowered_bilinear(input1: Tensor, weight: Tensor, input2: Tensor) -> Tensor:
+    """``(x₁·A)·x₂`` as two GEMMs (each lowered under autocast), back in ``input1``'s dtype."""
+    half = einsum("...i,oij->...oj", input1, weight)
+    return cast(einsum("...oj,...j->...o", half, input2), input1.dtype)
 
 
 def _rounded_once(input: Tensor, weight: Tensor, bias: Tensor | None) -> DType | None:
