@@ -29,6 +29,7 @@ from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import _empty
 from ember.nn.module import Module
+from ember.nn.rnn_flat_weights import FlatWeights, assign
 from ember.nn.utils.rnn import PackedSequence
 from ember.ops.primitive import DISPATCH
 from ember.ops.rnn import lowered_whole, run_layers
@@ -242,8 +243,19 @@ class RNNBase(Module):
     @property
     def _flat_weights(self) -> list[Tensor | None]:
         """PyTorch's flat list of the parameters, in ``_flat_weights_names`` order (read by
-        code that reaches into recurrent layers, such as weight-drop wrappers)."""
-        return [getattr(self, n, None) for n in self._flat_weights_names]
+        code that reaches into recurrent layers, such as weight-drop wrappers); writing an
+        entry, or the whole list, sets the module's attributes."""
+        return FlatWeights(self)
+
+    @_flat_weights.setter
+    def _flat_weights(self, weights: list[Tensor | None]) -> None:
+        weights = list(weights)
+        if len(weights) != len(self._flat_weights_names):
+            raise ShapeError(f"{type(self).__name__}._flat_weights: got {len(weights)} "
+                             f"weights for {len(self._flat_weights_names)} names "
+                             f"({self._flat_weights_names})")
+        for name, weight in zip(self._flat_weights_names, weights):
+            assign(self, name, weight)
 
     def _cell(self) -> Any:
         return _MODES[self.mode][1]
