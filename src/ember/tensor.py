@@ -156,9 +156,7 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        if self._view is not None and self._view.version != self._vc.value:
-            return self.grad_fn is None  # (base written since: of the view's new history)
-        return self._node is None
+        return self.grad_fn is None  # (a view whose base was written since: of its new history)
 
     @property
     def _version(self) -> int:
@@ -333,17 +331,16 @@ class Tensor:
         """Marks a leaf tensor as needing a gradient, in place."""
         if requires_grad and self.dtype.category < dtypes.FLOAT:
             raise DTypeError(f"requires_grad_: only floating and complex tensors can require "
-                             f"grad, this one is {self.dtype.name}; convert it first with "
-                             ".float()")
-        if self._node is not None and not requires_grad:
+                             f"grad, this one is {self.dtype.name}; convert it with .float()")
+        node = self.grad_fn  # (of its new history, for a view whose base was written since)
+        if node is not None and not requires_grad:
             raise GradError("requires_grad_(False) on a non-leaf tensor: you can only change "
                             "requires_grad flags of leaf variables; use .detach() instead")
         if requires_grad and self._vc.inference:
             from ember.autograd.grad_mode import refuse_inference_requires_grad
-
             refuse_inference_requires_grad(self)
         self._requires_grad = requires_grad
-        if requires_grad and self._node is None:
+        if requires_grad and node is None:
             self._view = None  # a view made a leaf: its history is itself, not its base's
         return self
 
@@ -351,9 +348,9 @@ class Tensor:
     def requires_grad(self) -> bool:
         """Whether ops on this tensor are recorded for autograd; set it on a leaf only
         (example: ``w = ember.zeros(3); w.requires_grad = True``)."""
-        if not self._requires_grad and self._view is not None and \
-                self._view.version != self._vc.value:
-            return self.grad_fn is not None  # (a view whose base was written since: new history)
+        view = self._view
+        if not self._requires_grad and view is not None and view.version != self._vc.value:
+            return view.base.requires_grad  # (its base written since: as PyTorch's view meta)
         return self._requires_grad
 
     @requires_grad.setter
@@ -361,7 +358,7 @@ class Tensor:
         if type(value) is not bool:
             raise ArgumentTypeError(f"requires_grad must be a bool, got {value!r}. Hint: "
                                     "bool(value) converts it")
-        if self._node is not None:
+        if self.grad_fn is not None:
             raise GradError("requires_grad can only be set on a leaf tensor; for a computed "
                             "tensor that should not be differentiated, use .detach()")
         Tensor.requires_grad_(self, value)  # (a lazy parameter refuses its own methods)

@@ -235,3 +235,36 @@ def test_requires_grad_of_a_view_whose_base_was_written_with_a_grad_tensor():
         return flags, seen, w.grad.item()
 
     assert run(ember) == run(torch)
+
+
+def test_views_made_under_no_grad_read_requires_grad_and_take_writes_under_no_grad():
+    # reading requires_grad of such a view, stale since its base was written, raised the
+    # "view created in no_grad mode" error, which broke in-place updates under no_grad
+    def run(lib):
+        p = lib.nn.Parameter(lib.ones(4))
+        with lib.no_grad():
+            halves = p.chunk(2)
+            p.mul_(0.5)
+            halves[0].add_(1)
+        x = lib.ones(4, requires_grad=True)
+        b = x * 1
+        with lib.no_grad():
+            v = b[1:3]
+            b.mul_(2)
+            flag = v.requires_grad
+        return p.tolist(), flag, v.requires_grad
+
+    assert run(ember) == run(torch)
+
+
+def test_requires_grad_cannot_make_a_stale_view_with_a_new_history_a_leaf():
+    # v.requires_grad_() made it a leaf: w's gradient through base.mul_(w) was lost
+    w = ember.tensor(2.0, requires_grad=True)
+    base = ember.ones(4)
+    v = base[1:3]
+    base.mul_(w)
+    v.requires_grad_()
+    (v * 3).sum().backward()
+    assert not v.is_leaf and w.grad.item() == 6.0
+    with pytest.raises(ember.errors.GradError, match="leaf"):
+        v.requires_grad = True

@@ -22,6 +22,7 @@ import numpy as np
 
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.autograd.graph import WORTH_DROPPING, let_go
+from ember.autograd.roots import refresh_stale
 from ember.errors import DTypeError, EmberError, GradError, OpError, ShapeError
 from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import (
@@ -146,7 +147,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
         if x._view is not None and x._view.version != x._vc.value:
-            refresh_view(x)  # (its memory was written through another view: the new history)
+            refresh_stale(x)  # (its memory was written through another view: the new history)
     if x._view is not None:
         _refuse_view_write(x, name)
     own = GRAD.enabled and x.requires_grad
@@ -267,7 +268,7 @@ def _refuse_leaf_write(x: Tensor, name: str) -> None:
     """Refuses (as PyTorch does) to write into a leaf that requires grad, or into a view of
     one: the write would give the leaf a history, and its gradient would be lost."""
     base = x._view.base if x._view is not None else None
-    if x.requires_grad and x._node is None:
+    if x.requires_grad and x.grad_fn is None:  # (a stale view: of its new history)
         what = f"a leaf tensor that requires grad (shape {tuple(x.shape)})"
     elif base is not None and base.requires_grad and base._node is None:
         what = (f"a view (shape {tuple(x.shape)}) of a leaf tensor that requires grad "
