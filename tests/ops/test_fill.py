@@ -347,3 +347,25 @@ def test_copy_of_a_leaf_of_the_same_shape_passes_its_gradient_as_torch(shape):
     (name, grad), (ref_name, ref) = run(ember), run(torch)
     assert name == ref_name == "CopyBackwards"
     np.testing.assert_allclose(grad.numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize("src_grad", [True, False])
+@pytest.mark.parametrize("src_shape", [(3,), ()])
+def test_copy_into_a_tensor_with_history_gives_it_a_zero_gradient_as_torch(src_grad, src_shape):
+    # with src needing a gradient, the old history of the written tensor was dropped: the
+    # leaf's gradient was None where torch's CopyBackwards gives zeros (review62 item 4)
+    def run(m):
+        leaf = m.ones(3, dtype=m.float64, requires_grad=True)
+        src = m.full(src_shape, 2.0, dtype=m.float64, requires_grad=src_grad)
+        a = leaf.clone()
+        a.copy_(src)
+        (a * 3).sum().backward()
+        name = type(a.grad_fn).__name__ if m is torch else a.grad_fn.name()
+        return name, leaf.grad, src.grad
+
+    (name, leaf, src), (ref_name, ref_leaf, ref_src) = run(ember), run(torch)
+    assert name == ref_name == "CopyBackwards"
+    np.testing.assert_array_equal(leaf.numpy(), ref_leaf.numpy())
+    assert (src is None) == (ref_src is None)
+    if ref_src is not None:
+        np.testing.assert_array_equal(src.numpy(), ref_src.numpy())

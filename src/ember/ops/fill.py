@@ -66,8 +66,10 @@ def _value(src: Tensor, old: Tensor, name: str) -> Tensor:
     """What ``name`` writes into ``old``; ``copy_``'s, when it needs a gradient, made by a
     node of its own (``CopyBackwards``, as PyTorch's): ``src`` itself, a leaf of ``old``'s
     shape and dtype, would otherwise become the written tensor's history, and its gradient
-    would stop there."""
+    would stop there. That node gives ``old``'s history a zero gradient, as PyTorch's."""
     value = expand(cast(src, old.dtype), old.shape)
+    if name == "copy_" and old.requires_grad and GRAD.enabled:
+        return name_node(zero_grad_from(old, value), "CopyBackwards")
     if name == "copy_" and value.requires_grad:
         return name_node(apply(Copy, value), "CopyBackwards")
     return value
