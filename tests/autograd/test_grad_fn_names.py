@@ -197,3 +197,21 @@ def test_copyslices_next_functions_differ_from_torch_as_documented():
     assert e_names == ["MulBackward0", "MulBackward0"]
     assert t_names == ["MulBackward0", "torch::autograd::AccumulateGrad"]
     assert e_grads == t_grads
+
+
+_ZERO_D_AND_HALF = {  # (0-d inputs were CloneBackward0, half means ToCopyBackward0: review62)
+    "nanmedian_0d": lambda L, x: L.nanmedian(x, 0)[0], "mode_0d": lambda L, x: L.mode(x)[0],
+    "cummax_0d": lambda L, x: L.cummax(x, 0)[0], "cummin_0d": lambda L, x: L.cummin(x, 0)[0],
+    "mean_half": lambda L, x: x.half().mean(), "mean_dim_bf16": lambda L, x: x.bfloat16().mean(0),
+    "nanmean_half": lambda L, x: x.half().nanmean(), "nanmean_dim_bf16":
+        lambda L, x: x.bfloat16().nanmean(0, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ZERO_D_AND_HALF))
+def test_zero_d_selections_and_half_means_are_named_as_torch(case):
+    names = []
+    for lib in (ember, torch):
+        x = lib.tensor(2.0 if case.endswith("_0d") else [1.0, 2.0], requires_grad=True)
+        names.append(_ZERO_D_AND_HALF[case](lib, x).grad_fn.name())
+    assert names[0] == names[1]

@@ -390,14 +390,14 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
                          "mean's dtype cannot be inferred. Hint: call .float() on the input or "
                          "pass dtype=ember.float32")
     dims = reduce_dims(x, dim, "mean")
+    # PyTorch numbers mean's overloads: MeanBackward0 for the whole tensor, 1 with dim
+    node = "MeanBackward0" if dim is None else "MeanBackward1"
     if reduces_in_float32(x):
         source = x if dtype is None or input.dtype.is_complex else input
-        return cast(mean(cast(source, dtypes.float32), dims, keepdim), x.dtype)
+        return name_node(cast(mean(cast(source, dtypes.float32), dims, keepdim), x.dtype), node)
     n = _product(x.shape[d] for d in dims)
     total = apply(Sum, x, dims=dims, keepdim=keepdim)
-    # PyTorch numbers mean's overloads: MeanBackward0 for the whole tensor, 1 with dim
-    return name_node(total / n if n else total * float("nan"),
-                     "MeanBackward0" if dim is None else "MeanBackward1")
+    return name_node(total / n if n else total * float("nan"), node)
 
 
 def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> Any:

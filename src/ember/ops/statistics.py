@@ -180,9 +180,11 @@ def _log_parts(g: Tensor, shift: Any) -> tuple[Tensor, Tensor]:
     return where(g > 0, magnitude, lowest), where(g < 0, magnitude, lowest)
 
 
-def _of_0d(result: type, input: Tensor) -> Any:
-    """A 0-d input's ``(value, index 0)``: a reduction over its one position, as PyTorch's."""
-    return result(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
+def _of_0d(result: type, input: Tensor, node: str) -> Any:
+    """A 0-d input's ``(value, index 0)``: a reduction over its one position, as PyTorch's
+    (the value's node named ``node``, as the op's)."""
+    return result(name_node(clone(input), node),
+                  zeros((), dtype=dtypes.int64, device=input.device))
 
 
 def _reduced_length(input: Tensor, d: int, op: str) -> int:
@@ -197,10 +199,11 @@ def _reduced_length(input: Tensor, d: int, op: str) -> int:
 # -- scans ---------------------------------------------------------------------------------------
 def _cum_extremum(prim: Primitive, input: Tensor, dim: int, op: str) -> Any:
     d = normalize_dim(dim, input.ndim, op)
+    node = f"{op.capitalize()}Backward0"
     if input.ndim == 0:
-        return _of_0d(getattr(return_types, op), input)
+        return _of_0d(getattr(return_types, op), input, node)
     indices = apply(prim, input, dim=d)
-    values = name_node(gather(input, d, indices), f"{op.capitalize()}Backward0")
+    values = name_node(gather(input, d, indices), node)
     return getattr(return_types, op)(values, indices)
 
 
@@ -280,7 +283,8 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         raise DTypeError(f"nanmean: expected a floating input, got {input.dtype.name}. Hint: "
                          "call .float() first")
     count = sum(logical_not(isnan(input)), dim, keepdim)
-    return nansum(input, dim, keepdim, dtype=dtype) / count
+    # (a half quotient ends in a cast; PyTorch's node is the division's)
+    return name_node(nansum(input, dim, keepdim, dtype=dtype) / count, "DivBackward0")
 
 
 @method()
@@ -443,7 +447,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
                          "NanmedianBackward0")
     d = normalize_dim(dim, input.ndim, "nanmedian")
     if input.ndim == 0:
-        return _of_0d(return_types.nanmedian, input)
+        return _of_0d(return_types.nanmedian, input, "NanmedianBackward1")
     n = _reduced_length(input, d, "nanmedian")
     order = _stable_order(input.detach(), d)                # NaN last
     count = sum(logical_not(isnan(input.detach())), d, keepdim=True)
@@ -472,7 +476,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     """
     d = normalize_dim(dim, input.ndim, "mode")
     if input.ndim == 0:
-        return _of_0d(return_types.mode, input)
+        return _of_0d(return_types.mode, input, "ModeBackward0")
     n = _reduced_length(input, d, "mode")
     x = input.detach()
     order = _stable_order(x, d)
