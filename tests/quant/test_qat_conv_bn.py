@@ -59,10 +59,10 @@ def test_qat_conv_bn_trains_and_converts_like_torch(n, relu, bias):
                                    t[1].get_parameter(name).detach().numpy() if "running" not
                                    in name else t[1].get_buffer(name).numpy(), rtol=1e-5,
                                    atol=1e-6, err_msg=name)
-    for name in ("weight", "bn.weight", "bn.bias"):
-        np.testing.assert_allclose(e[1].get_parameter(name).grad.numpy(),
-                                   t[1].get_parameter(name).grad.numpy(), rtol=1e-4, atol=1e-4,
-                                   err_msg=name)
+    for name in ("weight", "bn.weight", "bn.bias"):  # (float32 sums of terms up to ~50: the
+        want = t[1].get_parameter(name).grad.numpy()  # small ones lose ~1e-4 to the order)
+        np.testing.assert_allclose(e[1].get_parameter(name).grad.numpy(), want, rtol=1e-4,
+                                   atol=1e-5 * np.abs(want).max(), err_msg=name)
     copy_weights(t, e)  # (the same observer ranges: float32 sums may flip a rounding tie)
     x = ember.tensor(_inputs(n)[0])
     same(e.eval()(x), t.eval()(torch.tensor(x.numpy())))
