@@ -4,7 +4,7 @@ large for int64."""
 
 from __future__ import annotations
 
-import functools
+import itertools
 from typing import Any, NoReturn
 
 import numpy as np
@@ -82,7 +82,7 @@ def unreadable(data: Any, problem: str) -> NoReturn:
 
 def infer_dtype(array: np.ndarray, data: Any) -> DType:
     """PyTorch's inference: Python floats give the default dtype, NumPy keeps its own."""
-    if isinstance(data, np.ndarray | np.generic):
+    if isinstance(data, np.ndarray | np.generic) or _numpy_agrees(array.dtype, data):
         return dtypes.from_numpy(array.dtype)
     if isinstance(data, list | tuple) and array.dtype.kind in "fc":
         return sequence_dtype(data)  # (NumPy promotes otherwise: [int16, float16] is float32)
@@ -100,28 +100,53 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
     return dtypes.from_numpy(array.dtype)
 
 
+def _numpy_agrees(dtype: np.dtype, data: Any) -> bool:
+    """Whether NumPy's float or complex ``dtype`` for the sequence ``data`` is surely
+    PyTorch's, without walking it: its first leaf is a NumPy scalar of that dtype, where
+    PyTorch's fold starts, and no Python float can widen it (the default dtype is no
+    wider)."""
+    if dtype.kind not in "fc" or not isinstance(data, list | tuple):
+        return False
+    first = data
+    while isinstance(first, list | tuple) and first:
+        first = first[0]
+    return isinstance(first, np.generic) and first.dtype == dtype and \
+        dtypes.get_default_dtype().itemsize <= np.finfo(dtype).dtype.itemsize
+
+
 def sequence_dtype(data: list | tuple) -> DType:
-    """PyTorch's dtype for nested sequences: the promotion of their leaves' dtypes, a Python
-    float reading as the default dtype and a NumPy scalar, array or tensor as its own dtype
-    (``[np.float64(1), 2.0]`` is float64)."""
+    """PyTorch's dtype for nested sequences: its leaves' dtypes promoted in order (so
+    ``[np.uint16(5), 1]`` raises as PyTorch, ``[np.float32(2.5), np.uint16(5), 1]`` is
+    float32), a Python float reading as the default dtype and a NumPy scalar, array or
+    tensor as its own dtype (``[np.float64(1), 2.0]`` is float64); complex128 ends the fold
+    as in PyTorch."""
     default = dtypes.get_default_dtype()
     python = {float: default, complex: default.to_complex(), int: dtypes.int64,
               bool: dtypes.bool_}
-    found, stack = set(), [data]
-    while stack:
-        seq = stack.pop()
-        for kind in set(map(type, seq)):  # (by type, so long lists of numbers stay fast)
+    found, level = None, [data]
+    while level:  # level by level: the leaves of rectangular data all lie on the last one
+        rows, kinds = [], set()
+        for seq in level:  # (by type: long lists stay fast)
+            kinds.update(map(type, seq))
+        if len(kinds) > 1:  # (in order of appearance, where PyTorch's order may raise)
+            kinds = dict.fromkeys(map(type, itertools.chain.from_iterable(level)))
+        for kind in kinds:
+            if issubclass(kind, list | tuple):
+                rows.extend(x for seq in level for x in seq if type(x) is kind)
+                continue
             if kind in python:
-                found.add(python[kind])
+                leaves = [python[kind]]
             elif issubclass(kind, np.generic):
-                found.add(dtypes.from_numpy(np.dtype(kind)))
-            else:
-                items = [x for x in seq if type(x) is kind]
-                if issubclass(kind, list | tuple):
-                    stack.extend(items)
-                else:  # arrays and tensors; anything else NumPy read as a float
-                    found.update(_dtype_of(x, default) for x in items)
-    return functools.reduce(dtypes.promote_types, found) if found else default
+                leaves = [dtypes.from_numpy(np.dtype(kind))]
+            else:  # arrays and tensors; anything else NumPy read as a float
+                leaves = [_dtype_of(x, default) for seq in level for x in seq
+                          if type(x) is kind]
+            for leaf in leaves:
+                found = leaf if found is None else dtypes.promote_types(found, leaf)
+                if found is dtypes.complex128:
+                    return found
+        level = rows
+    return default if found is None else found
 
 
 def _dtype_of(x: Any, default: DType) -> DType:
