@@ -148,4 +148,13 @@ def test_a_function_whose_dim_is_behind_a_wrapper_still_takes_numpy_names():
         return total(*args, **kwargs)
 
     assert takes_numpy_names("total", total) and takes_numpy_names("total", wrapped)
-    assert not takes_numpy_names("flatten_all", lambda tensor, start=0: tensor)
+    assert not takes_numpy_names("flatten_all", lambda input, start=0: input)
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like"])
+def test_like_factories_name_their_tensor_input_as_torch(name):
+    # (they named it t: zeros_like(input=t) was a TypeError)
+    t = ember.ones(2, 3, dtype=ember.float64)
+    out = getattr(ember, name)(input=t)
+    assert out.shape == (2, 3) and out.dtype == ember.float64
+    assert ember.full_like(input=t, fill_value=2.0).tolist() == [[2.0] * 3] * 2

@@ -513,8 +513,7 @@ def test_every_out_form_takes_its_ops_parameters_as_the_op_does(ns):
         assert code.co_posonlyargcount == sum(p.kind is p.POSITIONAL_ONLY for p in params), name
         names = inspect.signature(fn.__wrapped__).parameters
         aliases = sum(fn._numpy_names and name in names and alias not in names
-                      for name, spellings in NUMPY_NAMES.items()
-                      for alias in spellings)  # (axis=, keepdims=, x=, x2=…)
+                      for name, alias in NUMPY_NAMES.items())  # (axis=, keepdims=)
         assert code.co_kwonlyargcount == 1 + aliases + sum(p.kind is p.KEYWORD_ONLY
                                                            for p in params), name
 

@@ -1,8 +1,8 @@
 """Generated forwarding functions: a function with an op's own parameters that calls the op
 and hands a tensor-like operand (a nested tensor, see :mod:`ember.ops.overrides`) over when
 the op does not; with ``into``, one that also takes PyTorch's ``out=`` (:mod:`ember.ops.out_arg`);
-with ``numpy_names``, one that also takes NumPy's names (``axis=`` for ``dim``, ``x=`` for
-``input``…: :mod:`ember.ops.numpy_names`).
+with ``numpy_names``, one that also takes NumPy's names ``axis=`` and ``keepdims=`` for
+``dim`` and ``keepdim`` (:mod:`ember.ops.numpy_names`).
 
 Generated rather than a closure over ``*args, **kwargs``, so that a call costs one frame and no
 argument packing (a closure costs several times that, more with keywords); the ``try`` costs
@@ -45,16 +45,12 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
               numpy_names: bool = False, method: bool = False) -> Callable[..., Any]:
     """A function with ``signature``'s parameters (``fn``'s) that calls ``fn`` with them; given
     ``into``, it also takes a keyword ``out=None`` and calls ``into(out, ...)`` when ``out`` is
-    given; with ``numpy_names``, it also takes the aliases :data:`NUMPY_NAMES` of the
-    parameters ``fn`` has (``axis=`` for ``dim``, ``x=`` for ``input``…). A handler is given
-    ``fn`` as the op (the form itself where it is the public function: neither ``into``,
-    ``numpy_names`` nor ``method``; a method takes only :data:`METHOD_NAMES`)."""
+    given; with ``numpy_names``, it also takes ``axis=`` for ``dim`` and ``keepdims=`` for
+    ``keepdim`` (those of the two ``fn`` has). A handler is given ``fn`` as the op (the form
+    itself where it is the public function: neither ``into``, ``numpy_names`` nor ``method``)."""
     listed = list(signature.parameters.values())
-    aliases = {name: [alias for alias in names if alias not in signature.parameters]
-               for name, names in (METHOD_NAMES if method else NUMPY_NAMES).items()
-               if numpy_names and name in signature.parameters}
-    aliases = {name: names for name, names in aliases.items() if names}
-    spellings = [alias for names in aliases.values() for alias in names]
+    aliases = {name: alias for name, alias in NUMPY_NAMES.items() if numpy_names
+               and name in signature.parameters and alias not in signature.parameters}
     # a required parameter from an aliased one on may come by its alias or after it by
     # keyword: it gets an "unset" default, and the call resolves what is unset
     first = next((i for i, p in enumerate(listed) if p.name in aliases), len(listed))
@@ -89,7 +85,7 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
             params.append("*")
     if into is not None:
         params.append("out=None")
-    params.extend(f"{alias}=_fwd_unset" for alias in spellings)
+    params.extend(f"{alias}=_fwd_unset" for alias in aliases.values())
     for p in listed:
         if p.kind is p.VAR_KEYWORD:
             params.append(f"**{p.name}")
@@ -109,10 +105,10 @@ def forwarder(fn: Callable[..., Any], signature: inspect.Signature,
         body = (f"    if out is not None:\n        return _fwd_into(out, {forwarded})\n" + body)
     if aliases:
         names = list(dict.fromkeys([*aliases, *unset]))
-        test = " or ".join([*(f"{alias} is not _fwd_unset" for alias in spellings),
+        test = " or ".join([*(f"{alias} is not _fwd_unset" for alias in aliases.values()),
                             *(f"{name} is _fwd_unset" for name in unset)])
         values = ", ".join(f"{name!r}: {name}" for name in names)
-        given = ", ".join(f"{alias!r}: {alias}" for alias in spellings)
+        given = ", ".join(f"{alias!r}: {alias}" for alias in aliases.values())
         defaults = ", ".join(f"{name!r}: _fwd_{name}" for name in aliases
                              if f"_fwd_{name}" in scope)
         plain = "".join(f"        if {name} is _fwd_unset:\n            {name} = _fwd_{name}\n"
@@ -182,11 +178,7 @@ def _compiled(source: str, where: str) -> CodeType:
 
 
 #: PyTorch's argument parser takes NumPy's names for these parameters of its native functions
-#: (``torch.add(x=a, x2=b)``, ``torch.sum(a=t, axis=0)``); its methods take those but ``input``'s
-NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"),
-               "other": ("x2",)}
-#: those a method takes here (see :mod:`ember.ops.numpy_names`)
-METHOD_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",)}
+NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
 
 
 def resolve_numpy_names(op: str, values: dict[str, Any], aliases: dict[str, Any],
@@ -196,16 +188,13 @@ def resolve_numpy_names(op: str, values: dict[str, Any], aliases: dict[str, Any]
     for ``dim``); ``defaults``: the aliased parameters' own defaults. Raises PyTorch's
     ``TypeError`` for a parameter given both ways (its default value too) or a required one
     given neither way."""
-    for name, names in NUMPY_NAMES.items():
-        spelt = name
-        for alias in names:
-            given = aliases.get(alias, _UNSET)
-            if given is _UNSET:
-                continue
-            if values[name] is not _UNSET:
-                raise TypeError(f"{op}(): got {spelt} and {alias}, both names of {name} "
-                                "(NumPy's and PyTorch's); give one")
-            values[name], spelt = given, alias
+    for name, alias in NUMPY_NAMES.items():
+        given = aliases.get(alias, _UNSET)
+        if given is _UNSET:
+            continue
+        if values[name] is not _UNSET:
+            raise TypeError(f"{op}(): got {name} and {alias}, NumPy's name for it; give one")
+        values[name] = given
     for name, default in defaults.items():
         if values[name] is _UNSET:
             values[name] = default

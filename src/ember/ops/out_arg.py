@@ -64,7 +64,7 @@ def with_out(fn: Callable[..., Any], name: str | None = None, *, exact: str = ""
             any inputs (``"any"``) or when the first tensor argument is ``"real"`` (not
             complex) or ``"floating"``; ``""``: never.
         real: out may not be complex.
-        numpy_names: also take NumPy's names (``axis`` for ``dim``, ``x`` for ``input``…)
+        numpy_names: also take NumPy's ``axis``/``keepdims`` for ``dim``/``keepdim``
             (:mod:`ember.ops.numpy_names`).
 
     Returns:
