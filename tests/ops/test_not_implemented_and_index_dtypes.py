@@ -2,6 +2,7 @@
 there (Ember's DerivativeNotImplemented, also a GradError); embedding indices other than int64
 and int32 are refused, as torch refuses them (they were silently taken)."""
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
@@ -55,3 +56,21 @@ def test_embedding_takes_int64_and_int32_indices_only_like_torch(dtype):
             continue
         got = call(ember, F, ember.tensor(index, dtype=getattr(ember, dtype)))
         assert tuple(got.shape) == tuple(expected.shape)
+
+
+@pytest.mark.parametrize("index, offset", [("int8", "int64"), ("uint8", "int64"),
+                                           ("int16", "int32"), ("int64", "int8")])
+def test_bag_indices_take_the_offsets_common_dtype_as_torch(index, offset):
+    # (PyTorch promotes indices and offsets together before its check: int8 indices with
+    # int64 offsets are taken; the check refused them)
+    w = np.random.default_rng(0).standard_normal((10, 3)).astype(np.float32)
+
+    def run(lib):
+        idx = lib.tensor([1, 2, 9, 0], dtype=getattr(lib, index))
+        return lib.nn.functional.embedding_bag(idx, lib.tensor(w), lib.tensor(
+            [0, 2], dtype=getattr(lib, offset))).numpy()
+
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-6)
+    with pytest.raises(ember.errors.DTypeError, match="int64 or int32"):
+        ember.nn.functional.embedding_bag(ember.tensor([1, 2], dtype=ember.int8),
+                                          ember.tensor(w), ember.tensor([0], dtype=ember.int8))

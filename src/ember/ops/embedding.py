@@ -220,12 +220,16 @@ def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float)
         weight[idx] = rows * scale  # eagerly a write into the rows; traced, an index_put
 
 
-def _check_indices(op: str, input: Tensor) -> None:
-    """Refuses indices of a dtype other than int64 and int32, as PyTorch does (int8, int16 and
-    uint8 too)."""
-    if is_floating_input(op, "input", input) or input.dtype not in _INDEX_DTYPES:
+def _check_indices(op: str, input: Tensor, offsets: Tensor | None = None) -> Tensor:
+    """``input``, refused if its dtype is not int64 or int32, as PyTorch does (int8, int16
+    and uint8 too), unless ``offsets`` of one of those promote it to it (PyTorch's bag ops
+    take the two in their common dtype): then converted."""
+    dtype = input.dtype if offsets is None or offsets.dtype not in _INDEX_DTYPES or \
+        input.dtype.is_floating_point else dtypes.promote_types(input.dtype, offsets.dtype)
+    if is_floating_input(op, "input", input) or dtype not in _INDEX_DTYPES:
         raise DTypeError(f"{op}: indices (input) must be an int64 or int32 integer tensor, as in "
                          f"PyTorch, got {dtype_name(op, 'input', input)}. Hint: input.long()")
+    return input if dtype is input.dtype else cast(input, dtype)
 
 
 _INDEX_DTYPES = (dtypes.int64, dtypes.int32)
@@ -291,7 +295,7 @@ def _bags(op: str, input: Tensor, offsets: Tensor | None,
     for name, value in (("input", input), ("offsets", offsets)):
         if not isinstance(value, Tensor) and value is not None:  # (before its shape is judged)
             refuse_non_tensor(op, name, value)
-    _check_indices(op, input)
+    input = _check_indices(op, input, offsets if isinstance(offsets, Tensor) else None)
     if input.ndim == 2:
         if offsets is not None:
             raise ShapeError(f"{op}: offsets must be None for a 2-D input {tuple(input.shape)} "
