@@ -130,3 +130,26 @@ def test_branches_no_size_can_take_are_left_out(kwargs, counts):
     ops = [n.op_type for n in proto.graph.node]
     assert ops.count("Where") == ops.count("Equal")
     assert (len(ops), ops.count("Where"), ops.count("Gather")) == counts
+
+
+@pytest.mark.parametrize("kwargs", [{"scale_factor": 20.5}, {"size": 82}, {"scale_factor": 41.0},
+                                    {"size": 123}])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("nd", [1, 3])
+def test_1d_3d_nearest_over_a_dynamic_size_takes_the_generic_index(kwargs, mode, dtype, nd):
+    # (the graph floored (o + 0.5)·ratio, the 2-D kernel's index: 2 -> 41·2 nearest-exact
+    # read o = 20 from 0, eager and torch 1) mend62c
+    if nd == 3 and "size" in kwargs:
+        kwargs = {"size": (2, 3, kwargs["size"])}
+    fn = lambda x: F.interpolate(x, mode=mode, **kwargs)  # noqa: E731
+    lead = (1, 2) + (2, 3)[:nd - 1]
+    example = ember.zeros(*lead, 3, dtype=getattr(ember, dtype))
+    proto = ember.onnx.to_model(fn, (example,), input_names=["x"],
+                                dynamic_axes={"x": {nd + 1: "n"}})
+    for n in (2, 4, 5, 8):
+        x = np.broadcast_to(np.arange(n, dtype=dtype), lead + (n,)).copy()
+        got, want = run_onnx(proto, x)[0], eager(fn, ember.tensor(x))[0]
+        ref = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **kwargs).numpy()
+        np.testing.assert_array_equal(want, ref)
+        np.testing.assert_array_equal(got, want)

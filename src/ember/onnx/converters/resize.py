@@ -4,7 +4,7 @@ operations, so the taps equal eager's; nearest, nearest-exact and linear modes."
 
 from __future__ import annotations
 
-from ember.dtypes import float32, float64, int64
+from ember.dtypes import DType, float32, float64, int64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
 from ember.ops.interpolate import NEAREST_1D_3D, resample_shortcuts
@@ -48,8 +48,11 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
     copies, halves = resample_shortcuts(p["mode"], len(src.shape) - 2, p["scale"])
     if p["mode"] != "linear":
         exact = mode == "nearest-exact"
-        coord = ctx.node("Add", [dst, ctx.scalar(0.5, t)]) if exact else dst
-        index = ctx.cast(ctx.node("Floor", [ctx.node("Mul", [coord, ratio()])]), t, int64)
+        if p["mode"] in NEAREST_1D_3D.values():
+            index = _generic_nearest_index(ctx, dst_int, ratio(), t, exact)
+        else:  # (the 2-D kernel's floor((o + 0.5)·ratio) or floor(o·ratio), in float32)
+            coord = ctx.node("Add", [dst, ctx.scalar(0.5, t)]) if exact else dst
+            index = ctx.cast(ctx.node("Floor", [ctx.node("Mul", [coord, ratio()])]), t, int64)
         index = ctx.node("Min", [index, last])
         if halves:
             doubled = ctx.node("Equal", [out, ctx.node("Mul", [size, ctx.ints([2])])])
@@ -86,3 +89,21 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
     same = ctx.node("Gather", [raw, ctx.node("Min", [dst_int, last])], axis=axis)
     kept = ctx.node("Equal", [out, size])
     return ctx.node("Where", [kept, same, result])  # (a copy: an inf stays one, not nan)
+
+
+def _generic_nearest_index(ctx: Context, dst_int: str, ratio: str, t: DType,
+                           exact: bool) -> str:
+    """PyTorch's generic nearest index (eager's ``_index_1d_3d``): ``ratio·o`` in ``t``, or
+    for nearest-exact ``max(ratio·(o + 0.5) - 0.5, 0) + 0.5`` with the first part rounded
+    once to ``t`` (computed in float64: exact for a float32 ratio, the one rounding of
+    eager's fused multiply-add), then rounded to float32 and floored."""
+    if exact:
+        wide = ctx.node("Mul", [ctx.node("Add", [ctx.cast(dst_int, int64, float64),
+                                                  ctx.scalar(0.5, float64)]),
+                                ctx.cast(ratio, t, float64)])
+        src = ctx.node("Sub", [wide, ctx.scalar(0.5, float64)])
+        src = ctx.cast(src, float64, t)
+        src = ctx.node("Add", [ctx.node("Max", [src, ctx.scalar(0, t)]), ctx.scalar(0.5, t)])
+    else:
+        src = ctx.node("Mul", [ctx.cast(dst_int, int64, t), ratio])
+    return ctx.cast(ctx.node("Floor", [ctx.cast(src, t, float32)]), float32, int64)
