@@ -270,11 +270,11 @@ def test_shortcuts_are_claimed_for_every_size_and_scale_that_needs_them():
     for f in map(float, scales):
         for s in sizes:
             out = math.floor(s * f)  # (as _sizes)
-            copies = resample_shortcuts("linear", 1, f)[0]
+            copies = resample_shortcuts("linear", f)[0]
             assert copies or out != s, (s, f)
-            assert resample_shortcuts("nearest", 2, f)[1] or out != 2 * s or f == 2, (s, f)
-        assert resample_shortcuts("linear", 1, f)[0] == (1 <= f < 2)
-        assert resample_shortcuts("nearest", 2, f)[1] == (2 < f < 3)
+            assert resample_shortcuts("nearest", f)[1] or out != 2 * s or f == 2, (s, f)
+        assert resample_shortcuts("linear", f)[0] == (1 <= f < 2)
+        assert resample_shortcuts("nearest", f)[1] == (2 < f < 3)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
@@ -317,3 +317,16 @@ def test_2d_nearest_to_large_sizes_takes_torchs_generic_index(mode, dtype, chann
         ref = TF.interpolate(x, mode=mode, **kw)
         out = F.interpolate(e, mode=mode, **kw)
         np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=f"{n} {kw}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("kw", [dict(size=(3, 3, 82)), dict(size=(3, 3, 41)),
+                                dict(scale_factor=(1.1, 1.1, 20.5))])
+def test_3d_nearest_of_a_wide_channels_last_input_takes_torchs_2d_index(kw, mode, dtype):
+    """A channels-last 3-D input of 4 or more channels runs torch's 2-D nearest kernel (its
+    index and its same-size copy: 3 * 1.1 keeps the axis), not the generic one. mend62c"""
+    x = torch.arange(16 * 3 * 3 * 4, dtype=getattr(torch, dtype)).reshape(1, 16, 3, 3, 4)
+    e = ember.tensor(x.numpy()).contiguous(memory_format=ember.channels_last_3d)
+    ref = TF.interpolate(x.contiguous(memory_format=torch.channels_last_3d), mode=mode, **kw)
+    np.testing.assert_array_equal(F.interpolate(e, mode=mode, **kw).numpy(), ref.numpy())

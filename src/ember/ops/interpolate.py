@@ -88,10 +88,10 @@ def _sizes(input: Tensor, size: Any, scale_factor: Any,
     return out, ((None,) * nd if recompute_scale_factor else scales)
 
 
-def resample_shortcuts(kind: str, nd: int, scale: float | None) -> tuple[bool, bool]:
-    """PyTorch's exceptions to resampling an axis by its scale, for ``resample``'s ``kind``
-    over ``nd`` spatial dims: whether an axis whose size the output keeps is copied (always
-    for linear, 2-D nearest and antialiased modes, so 6 * 1.1 -> 6 copies; else only where
+def resample_shortcuts(kind: str, scale: float | None) -> tuple[bool, bool]:
+    """PyTorch's exceptions to resampling an axis by its scale, for ``resample``'s ``kind``:
+    whether an axis whose size the output keeps is copied (always for linear, the 2-D
+    nearest kernel's and antialiased modes, so 6 * 1.1 -> 6 copies; else only where
     the scale is 1 or none), and whether an axis the output doubles reads ``i // 2`` whatever
     the scale (2-D nearest: 2 * 2.4 -> 4). Eager and the dynamic ONNX export both follow it;
     each is False where no size can need it, so that the graph carries no dead branch:
@@ -99,7 +99,7 @@ def resample_shortcuts(kind: str, nd: int, scale: float | None) -> tuple[bool, b
     for the float64 product: below 1 or 2 it rounds under s or 2s), and with the scale 2 or
     none the ratio s / 2s already reads i // 2.
     """
-    nearest_2d = kind == "nearest" and nd == 2
+    nearest_2d = kind == "nearest"  # (the 2-D kernel: see nearest_kind)
     copies = scale in (None, 1) or (1 < scale < 2 and (
         nearest_2d or kind == "linear" or kind.endswith("_aa")))
     return copies, nearest_2d and scale is not None and 2 < scale < 3
@@ -504,7 +504,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         nearest_kind(mode, out, moved is not None and input.shape[1] >= 4)
     y, first = (input, 2) if moved is None else (moved, 1)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
-        copies, halves = resample_shortcuts(kind, nd, scale)
+        copies, halves = resample_shortcuts(kind, scale)
         if o == s and copies:
             continue
         if o == 2 * s and halves:

@@ -49,9 +49,9 @@ def _index_1d_3d(size: int, out: int, scale: float | None, exact: bool,
 
 def nearest_kind(mode: str, out: tuple[int, ...], wide_channels_last: bool = False) -> str:
     """The kernel PyTorch 2.13 runs for nearest ``mode`` to the spatial sizes ``out``: the 2-D
-    one (:func:`_nearest_index`) for a 2-D output whose sizes add up to at most 128 or a
-    channels-last input of 4 or more channels, else the generic one (:func:`_index_1d_3d`;
-    2 -> (82, 82) nearest-exact reads row 20 from 1, not 0)."""
-    if len(out) == 2 and (sum(out) <= 128 or wide_channels_last):
+    one (:func:`_nearest_index`, and its shortcuts) for a 2-D output whose sizes add up to at
+    most 128 or a channels-last input (2-D or 3-D) of 4 or more channels, else the generic
+    one (:func:`_index_1d_3d`; 2 -> (82, 82) nearest-exact reads row 20 from 1, not 0)."""
+    if wide_channels_last or len(out) == 2 and sum(out) <= 128:
         return mode
     return NEAREST_1D_3D.get(mode, mode)
