@@ -270,11 +270,11 @@ def test_shortcuts_are_claimed_for_every_size_and_scale_that_needs_them():
     for f in map(float, scales):
         for s in sizes:
             out = math.floor(s * f)  # (as _sizes)
-            copies = resample_shortcuts("linear", f)[0]
+            copies = resample_shortcuts("linear", 1, f)[0]
             assert copies or out != s, (s, f)
-            assert resample_shortcuts("nearest", f)[1] or out != 2 * s or f == 2, (s, f)
-        assert resample_shortcuts("linear", f)[0] == (1 <= f < 2)
-        assert resample_shortcuts("nearest", f)[1] == (2 < f < 3)
+            assert resample_shortcuts("nearest", 2, f)[1] or out != 2 * s or f == 2, (s, f)
+        assert resample_shortcuts("linear", 1, f)[0] == (1 <= f < 2)
+        assert resample_shortcuts("nearest", 2, f)[1] == (2 < f < 3)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
@@ -294,39 +294,3 @@ def test_nearest_index_at_exact_boundaries_matches_torch(mode, nd, dtype):
                             mode=mode)
         ref = TF.interpolate(torch.tensor(x).to(getattr(torch, dtype)), size=size, mode=mode)
         np.testing.assert_array_equal(out.float().numpy(), ref.float().numpy())
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
-@pytest.mark.parametrize("channels,last", [(1, False), (16, False), (3, True), (16, True)])
-def test_2d_nearest_to_large_sizes_takes_torchs_generic_index(mode, dtype, channels, last):
-    """torch 2.13 runs its generic nearest kernel for a 2-D output whose sizes add up to
-    more than 128 (4 -> (82, 82) nearest-exact: row and column 20 read 1, Ember read 0),
-    unless the input is channels-last with 4 or more channels; (46, 82) and (82, 46) keep
-    the 2-D one. mend62c"""
-    cases = [dict(size=(82, 82)), dict(size=(47, 82)), dict(size=(82, 47)),
-             dict(size=(46, 82)), dict(size=(82, 46)), dict(scale_factor=20.5),
-             dict(scale_factor=(20.5, 2.0)), dict(scale_factor=(2.5, 20.5))]
-    for n, kw in [(n, kw) for n in (2, 4, 6) for kw in cases]:
-        x = torch.arange(channels * n * n, dtype=getattr(torch, dtype))
-        x = x.reshape(1, channels, n, n)
-        e = ember.tensor(x.numpy())
-        if last:
-            x = x.contiguous(memory_format=torch.channels_last)
-            e = e.contiguous(memory_format=ember.channels_last)
-        ref = TF.interpolate(x, mode=mode, **kw)
-        out = F.interpolate(e, mode=mode, **kw)
-        np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=f"{n} {kw}")
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
-@pytest.mark.parametrize("kw", [dict(size=(3, 3, 82)), dict(size=(3, 3, 41)),
-                                dict(scale_factor=(1.1, 1.1, 20.5))])
-def test_3d_nearest_of_a_wide_channels_last_input_takes_torchs_2d_index(kw, mode, dtype):
-    """A channels-last 3-D input of 4 or more channels runs torch's 2-D nearest kernel (its
-    index and its same-size copy: 3 * 1.1 keeps the axis), not the generic one. mend62c"""
-    x = torch.arange(16 * 3 * 3 * 4, dtype=getattr(torch, dtype)).reshape(1, 16, 3, 3, 4)
-    e = ember.tensor(x.numpy()).contiguous(memory_format=ember.channels_last_3d)
-    ref = TF.interpolate(x.contiguous(memory_format=torch.channels_last_3d), mode=mode, **kw)
-    np.testing.assert_array_equal(F.interpolate(e, mode=mode, **kw).numpy(), ref.numpy())

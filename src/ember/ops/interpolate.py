@@ -33,13 +33,6 @@ from ember.ops.adaptive_avg_pool import adaptive_avg_pool
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import float32_under_autocast
 from ember.ops.int_args import as_float, as_int
-from ember.ops.interpolate_nearest import (
-    NEAREST_1D_3D,
-    _index_1d_3d,
-    _nearest_index,
-    _ratio,
-    nearest_kind,
-)
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
@@ -51,6 +44,8 @@ _KERNELS = compiled.register("ember.ops.resample_numba")
 # the interpolating modes: their number of spatial dims and their kernel along each
 _INTERPOLATING = {"linear": (1, "linear"), "bilinear": (2, "linear"), "bicubic": (2, "cubic"),
                   "trilinear": (3, "linear"), "lanczos": (2, "lanczos_aa")}
+# (Resample's modes for PyTorch's rounding of 1-D and 3-D inputs' source indices)
+NEAREST_1D_3D = {"nearest": "nearest-1d-3d", "nearest-exact": "nearest-exact-1d-3d"}
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
           "lanczos")
 # antialiased (area-weighted) kernels, by mode: their support in input pixels at scale 1
@@ -88,10 +83,45 @@ def _sizes(input: Tensor, size: Any, scale_factor: Any,
     return out, ((None,) * nd if recompute_scale_factor else scales)
 
 
-def resample_shortcuts(kind: str, scale: float | None) -> tuple[bool, bool]:
-    """PyTorch's exceptions to resampling an axis by its scale, for ``resample``'s ``kind``:
-    whether an axis whose size the output keeps is copied (always for linear, the 2-D
-    nearest kernel's and antialiased modes, so 6 * 1.1 -> 6 copies; else only where
+def _ratio(np_type: Any, size: int, out: int, scale: float | None) -> Any:
+    """PyTorch's source-per-destination ratio: ``1 / scale_factor`` if given, else in/out."""
+    if scale is not None and scale > 0:
+        return np_type(1.0 / scale)
+    return np_type(size) / np_type(out)
+
+
+def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.ndarray:
+    """PyTorch's nearest (``floor(o·ratio)``) and 2-D nearest-exact (``floor((o + 0.5)·ratio)``)
+    source index, in float32."""
+    dst = np.arange(out, dtype=np.float32)
+    if exact:
+        dst = dst + np.float32(0.5)
+    src = np.floor(dst * _ratio(np.float32, size, out, scale)).astype(np.int64)
+    return np.minimum(src, size - 1)
+
+
+def _index_1d_3d(size: int, out: int, scale: float | None, exact: bool,
+                 dtype: np.dtype) -> np.ndarray:
+    """PyTorch's nearest(-exact) source index of a 1-D or 3-D input (its 2-D kernel takes
+    :func:`_nearest_index`'s): ``ratio·o``, or for nearest-exact the pixel-centre coordinate
+    ``ratio·(o + 0.5) - 0.5`` rounded once (a fused multiply-add) and clamped at 0 plus 0.5,
+    in the input's precision (float32 for half types), then rounded to float32 and floored.
+    Where the coordinate is an integer in exact arithmetic (2 -> 41: o = 20 reads 1) the
+    2-D rounding can read the pixel before."""
+    t = np.float64 if dtype == np.float64 else np.float32
+    ratio = _ratio(t, size, out, scale)
+    if exact:
+        centre = np.arange(out, dtype=np.longdouble) + 0.5
+        src = np.maximum((np.longdouble(ratio) * centre - 0.5).astype(t), 0) + t(0.5)
+    else:
+        src = np.arange(out, dtype=t) * ratio
+    return np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), size - 1)
+
+
+def resample_shortcuts(kind: str, nd: int, scale: float | None) -> tuple[bool, bool]:
+    """PyTorch's exceptions to resampling an axis by its scale, for ``resample``'s ``kind``
+    over ``nd`` spatial dims: whether an axis whose size the output keeps is copied (always
+    for linear, 2-D nearest and antialiased modes, so 6 * 1.1 -> 6 copies; else only where
     the scale is 1 or none), and whether an axis the output doubles reads ``i // 2`` whatever
     the scale (2-D nearest: 2 * 2.4 -> 4). Eager and the dynamic ONNX export both follow it;
     each is False where no size can need it, so that the graph carries no dead branch:
@@ -99,7 +129,7 @@ def resample_shortcuts(kind: str, scale: float | None) -> tuple[bool, bool]:
     for the float64 product: below 1 or 2 it rounds under s or 2s), and with the scale 2 or
     none the ratio s / 2s already reads i // 2.
     """
-    nearest_2d = kind == "nearest"  # (the 2-D kernel: see nearest_kind)
+    nearest_2d = kind == "nearest" and nd == 2
     copies = scale in (None, 1) or (1 < scale < 2 and (
         nearest_2d or kind == "linear" or kind.endswith("_aa")))
     return copies, nearest_2d and scale is not None and 2 < scale < 3
@@ -498,13 +528,13 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise TypeError(f"interpolate: mode {mode!r} needs a floating input (or uint8 for "
                         f"bilinear, bicubic and lanczos), got {input.dtype.name}")
 
-    moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
     kind = _ANTIALIASED[mode][0] if antialias else \
         _INTERPOLATING[mode][1] if interpolating else \
-        nearest_kind(mode, out, moved is not None and input.shape[1] >= 4)
+        NEAREST_1D_3D.get(mode, mode) if nd != 2 else mode
+    moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
     y, first = (input, 2) if moved is None else (moved, 1)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
-        copies, halves = resample_shortcuts(kind, scale)
+        copies, halves = resample_shortcuts(kind, nd, scale)
         if o == s and copies:
             continue
         if o == 2 * s and halves:

@@ -45,7 +45,7 @@ def dynamic_resample(ctx: Context, eqn: Eqn, twin: Eqn) -> str | None:
 
     # (eager's exceptions, decided per call from the sizes, here at run time: an axis whose
     # size the output keeps copied, one it doubles read at i // 2)
-    copies, halves = resample_shortcuts(p["mode"], p["scale"])
+    copies, halves = resample_shortcuts(p["mode"], len(src.shape) - 2, p["scale"])
     if p["mode"] != "linear":
         exact = mode == "nearest-exact"
         if p["mode"] in NEAREST_1D_3D.values():
