@@ -85,6 +85,8 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
     if isinstance(data, np.ndarray | np.generic) or _numpy_agrees(array.dtype, data):
         return dtypes.from_numpy(array.dtype)
     if isinstance(data, list | tuple) and array.dtype.kind in "fc":
+        if array.dtype == np.float64 and array.ndim == 1 and set(map(type, data)) <= _REALS:
+            return dtypes.get_default_dtype()  # (Python numbers only, the common case: no walk)
         return sequence_dtype(data)  # (NumPy promotes otherwise: [int16, float16] is float32)
     if array.dtype.kind == "f":
         return dtypes.get_default_dtype() if array.dtype == np.float64 else \
@@ -98,6 +100,9 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
                             "dtype inferred for Python ints, as in PyTorch. Hint: pass "
                             "dtype=ember.uint64 to store it")
     return dtypes.from_numpy(array.dtype)
+
+
+_REALS = {float, int, bool}
 
 
 def _numpy_agrees(dtype: np.dtype, data: Any) -> bool:
