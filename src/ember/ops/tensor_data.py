@@ -85,8 +85,8 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
     if isinstance(data, np.ndarray | np.generic) or _numpy_agrees(array.dtype, data):
         return dtypes.from_numpy(array.dtype)
     if isinstance(data, list | tuple) and array.dtype.kind in "fc":
-        if array.dtype == np.float64 and array.ndim == 1 and set(map(type, data)) <= _REALS:
-            return dtypes.get_default_dtype()  # (Python numbers only, the common case: no walk)
+        if _python_reals(array, data):  # (the common case: no walk)
+            return dtypes.get_default_dtype()
         return sequence_dtype(data)  # (NumPy promotes otherwise: [int16, float16] is float32)
     if array.dtype.kind == "f":
         return dtypes.get_default_dtype() if array.dtype == np.float64 else \
@@ -103,6 +103,15 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
 
 
 _REALS = {float, int, bool}
+
+
+def _python_reals(array: np.ndarray, data: list | tuple) -> bool:
+    """Whether NumPy read ``data`` as float64 for being a flat sequence of Python numbers,
+    a float among them (ints alone are float64 there only past int64, which is refused)."""
+    if array.dtype != np.float64 or array.ndim != 1:
+        return False
+    kinds = set(map(type, data))
+    return float in kinds and kinds <= _REALS
 
 
 def _numpy_agrees(dtype: np.dtype, data: Any) -> bool:
