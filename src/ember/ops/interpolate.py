@@ -483,7 +483,10 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     bicubic, lanczos) widens the kernel when shrinking so that every input pixel counts, as
     PIL and PyTorch do (``transforms.Resize``'s default). A uint8 input stays uint8: nearest
     modes copy, bilinear, bicubic and lanczos use PyTorch's integer weights and rounding
-    (equal to its output byte for byte).
+    (equal to its output byte for byte). Nearest modes pick PyTorch 2.13's pixels, but for 2-D
+    outputs whose sizes sum past 128, where its forward changes index formula and its backward
+    does not (Ember keeps the backward's); 1-D/3-D gradients are the forward's exact adjoint,
+    where PyTorch's backward uses its 2-D indices (a few boundary positions differ).
 
     Example:
         >>> x = ember.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
