@@ -168,10 +168,17 @@ def _selected(result: type, input: Tensor, dim: int, indices: Tensor, keepdim: b
               grad_name: str) -> Any:
     """``(values, indices)`` of ``input`` at ``indices``; the values' ``grad_fn`` is named
     ``grad_name``, PyTorch's name for the op."""
-    values = take_along(input, dim, indices)
-    if keepdim or not input.ndim:
-        return result(name_node(values, grad_name), indices)
-    return result(name_node(squeeze(values, dim), grad_name), squeeze(indices, dim))
+    return reduced_pair(result, take_along(input, dim, indices), indices, dim,
+                        keepdim or not input.ndim, grad_name)
+
+
+def reduced_pair(result: type, values: Tensor, indices: Tensor, dim: int, keepdim: bool,
+                 grad_name: str) -> Any:
+    """``result(values, indices)`` of a reduction along ``dim`` (kept or squeezed away), the
+    values' ``grad_fn`` named ``grad_name``, PyTorch's name for the op."""
+    if not keepdim:
+        values, indices = squeeze(values, dim), squeeze(indices, dim)
+    return result(name_node(values, grad_name), indices)
 
 
 @method()

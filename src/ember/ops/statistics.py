@@ -50,7 +50,7 @@ from ember.ops.rounding import ceil, floor, round
 from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
 from ember.ops.shape import flatten, movedim, narrow, reshape, squeeze, unsqueeze
-from ember.ops.sort import argsort, median_of_all, sort
+from ember.ops.sort import argsort, median_of_all, reduced_pair, sort
 from ember.ops.unary import abs, exp, log, sqrt
 from ember.tensor import Tensor, method
 
@@ -455,10 +455,8 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
     indices = gather(order, d, k)
     if input.dtype.is_floating_point:
         indices = where(count == 0, _all_nan_index(n), indices)
-    values = gather(input, d, indices)
-    if not keepdim:
-        values, indices = squeeze(values, d), squeeze(indices, d)
-    return return_types.nanmedian(name_node(values, "NanmedianBackward1"), indices)
+    return reduced_pair(return_types.nanmedian, gather(input, d, indices), indices, d, keepdim,
+                        "NanmedianBackward1")
 
 
 @method()
@@ -493,10 +491,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     length = where(ends, iota - run_start + 1, 0)      # each run's length, at its end
     best = argmax(length, d, keepdim=True)              # first: the smallest value
     indices = gather(order, d, best)
-    values = gather(input, d, indices)
-    if not keepdim:
-        values, indices = squeeze(values, d), squeeze(indices, d)
-    return return_types.mode(name_node(values, "ModeBackward0"), indices)
+    return reduced_pair(return_types.mode, gather(input, d, indices), indices, d, keepdim,
+                        "ModeBackward0")
 
 
 # -- covariance ------------------------------------------------------------------------------------
