@@ -27,7 +27,7 @@ from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import as_tensor, zeros
 from ember.ops.int_args import as_float
 from ember.ops.linalg import matmul
-from ember.ops.linalg_decomp import svdvals
+from ember.ops.linalg_decomp import eigvalsh, svdvals
 from ember.ops.linalg_solve import (
     LinAlgError,
     batch_of,
@@ -85,16 +85,25 @@ def _tolerances(A: Tensor, atol: Tolerance, rtol: Tolerance,  # noqa: N803
 class Pinv(Primitive):
     """The Moore-Penrose pseudoinverse, singular values at most ``max(atol, rtol·σ₁)`` taken
     as zero (``atol`` and ``rtol`` are float64 inputs of ``A``'s batch shape, without
-    gradients); PyTorch's gradient formulas (valid while the rank stays the same)."""
+    gradients); PyTorch's gradient formulas (valid while the rank stays the same). With
+    ``hermitian``, the eigendecomposition of ``A``'s lower triangle (its other triangle is
+    not read, as PyTorch's), whose singular values are the eigenvalues' magnitudes."""
 
     name = "linalg_pinv"
     complex_grad = True
     save_outputs = True
 
-    def forward(self, xp, a, atol, rtol):
+    def forward(self, xp, a, atol, rtol, *, hermitian=False):
         m, n = a.shape[-2:]
         if a.size == 0:
             return xp.zeros(a.shape[:-2] + (n, m), a.dtype)
+        if hermitian:  # A = V diag(w) Vᴴ: A⁺ = V diag(1/w) Vᴴ over the kept eigenvalues
+            w, u = converged("linalg.pinv", xp.linalg.eigh, a)
+            s, vh = xp.abs(w), xp.swapaxes(u, -1, -2).conj()
+            tol = xp.maximum(atol[..., None], rtol[..., None] * s.max(axis=-1, keepdims=True))
+            with np.errstate(divide="ignore"):
+                s_inv = xp.where(s > tol, 1 / w, 0).astype(a.dtype)
+            return u * s_inv[..., None, :] @ vh
         u, s, vh = converged("linalg.pinv", xp.linalg.svd, a, full_matrices=False)
         tol = xp.maximum(atol[..., None], rtol[..., None] * s[..., :1])
         with np.errstate(divide="ignore"):
@@ -104,8 +113,8 @@ class Pinv(Primitive):
             v, uh = v.conj(), uh.conj()
         return v * s_inv[..., None, :] @ uh
 
-    def infer(self, a, atol, rtol):
-        matrix_spec("linalg.pinv", a, square=False)
+    def infer(self, a, atol, rtol, *, hermitian=False):
+        matrix_spec("linalg.pinv", a, square=hermitian)
         if atol.shape != a.shape[:-2] or rtol.shape != a.shape[:-2]:
             raise ShapeError(f"linalg.pinv: atol {atol} and rtol {rtol} must have the batch "
                              f"shape of A {a}")
@@ -142,10 +151,12 @@ class Pinv(Primitive):
                 + matmul(matmul(p, ph), dah - matmul(matmul(dah, a), p)))
 
 
-def _pinv(A: Tensor, atol: Tolerance, rtol: Tolerance, op: str) -> Tensor:  # noqa: N803
+def _pinv(A: Tensor, atol: Tolerance, rtol: Tolerance, op: str,  # noqa: N803
+          hermitian: bool = False) -> Tensor:
     """:class:`Pinv` of ``A`` expanded to the batch shape of its tolerances."""
     a, r = _tolerances(A, atol, rtol, op)
-    return apply(Pinv, expand(A, tuple(a.shape) + tuple(A.shape[-2:])), a, r)
+    return apply(Pinv, expand(A, tuple(a.shape) + tuple(A.shape[-2:])), a, r,
+                 hermitian=bool(hermitian))
 
 
 def _check_input(op: str, A: Tensor, hermitian: bool) -> None:  # noqa: N803
@@ -174,7 +185,9 @@ def pinv(input: Tensor, rcond: Tolerance = None, hermitian: bool = False, *,
     ``max(atol, rtol · σ₁)`` count as zero; ``rtol`` defaults to ``eps · max(m, n)`` (0 when
     a positive ``atol`` is given). ``atol`` and ``rtol`` may be tensors that broadcast against
     the batch dims; ``rcond`` is PyTorch's older spelling of ``rtol`` (with ``atol=0``).
-    ``hermitian`` requires square matrices; the SVD serves both cases.
+    With ``hermitian``, ``A`` must be square and only its lower triangle is read (the
+    eigendecomposition, as PyTorch's: a matrix that is not Hermitian is taken as the one its
+    lower triangle makes).
 
     Example:
         >>> ember.linalg.pinv(ember.tensor([[2.0, 0.0], [0.0, 0.0]]))
@@ -184,7 +197,7 @@ def pinv(input: Tensor, rcond: Tolerance = None, hermitian: bool = False, *,
     A = input  # (PyTorch's keyword name)
     _check_input("linalg.pinv", A, hermitian)
     atol, rtol = _older_spelling("linalg.pinv", "rcond", rcond, atol, rtol, as_atol=False)
-    return _pinv(A, atol, rtol, "linalg.pinv")
+    return _pinv(A, atol, rtol, "linalg.pinv", hermitian)
 
 
 @method()
@@ -204,7 +217,8 @@ def matrix_rank(input: Tensor, tol: Tolerance = None, hermitian: bool = False, *
                 atol: Tolerance = None, rtol: Tolerance = None) -> Tensor:
     """The number of singular values above ``max(atol, rtol · σ₁)`` (defaults and tensor
     tolerances as in :func:`pinv`), as int64; ``tol`` is PyTorch's older spelling of ``atol``
-    (with ``rtol=0``).
+    (with ``rtol=0``). With ``hermitian``, the eigenvalues' magnitudes of the matrix that
+    ``A``'s lower triangle makes (its other triangle is not read, as PyTorch's).
 
     Example:
         >>> ember.linalg.matrix_rank(ember.ones(3, 3))
@@ -216,7 +230,7 @@ def matrix_rank(input: Tensor, tol: Tolerance = None, hermitian: bool = False, *
     atol, rtol = _older_spelling(op, "tol", tol, atol, rtol, as_atol=True)
     atol, rtol = _tolerances(A, atol, rtol, op)
     with no_grad():
-        s = svdvals(A)
+        s = eigvalsh(A).abs() if hermitian else svdvals(A)
         if s.shape[-1] == 0:
             return zeros(s.shape[:-1], dtype=dtypes.int64, device=A.device)
         tol = maximum(atol.unsqueeze(-1), rtol.unsqueeze(-1) * s.amax(dim=-1, keepdim=True))
