@@ -13,6 +13,7 @@ Where ``/dev/shm`` does not exist, the arrays travel pickled through the queue i
 from __future__ import annotations
 
 import glob
+import math
 import mmap
 import os
 from collections.abc import Mapping
@@ -20,37 +21,36 @@ from typing import Any
 
 import numpy as np
 
-import ember
 from ember.backend import shared_block
 from ember.data.collate import rebuild
 from ember.errors import GradError
 from ember.tensor import Tensor
+from ember.tensor_copy import pickled, rebuilt
 
 SHM_DIR = "/dev/shm"
 _ALIGN = 64
 
 
 class Slot:
-    """Stands for one array of a batch: where it lies in the segment, or the array itself."""
+    """Stands for one array of a batch: where its bytes lie in the segment (or the array
+    itself), and for a tensor the rest of what rebuilds it (strides, class, attributes,
+    ``requires_grad``: :func:`ember.tensor_copy.rebuilt`'s arguments after the bytes)."""
 
-    __slots__ = ("is_tensor", "offset", "shape", "dtype", "inline", "requires_grad")
+    __slots__ = ("offset", "shape", "dtype", "inline", "tensor")
 
-    def __init__(self, is_tensor: bool, offset: int, shape: tuple, dtype: np.dtype,
-                 inline: np.ndarray | None = None, requires_grad: bool = False) -> None:
-        self.is_tensor = is_tensor
+    def __init__(self, offset: int, shape: tuple, dtype: np.dtype,
+                 inline: np.ndarray | None = None, tensor: tuple | None = None) -> None:
         self.offset = offset
         self.shape = shape
         self.dtype = dtype
         self.inline = inline
-        self.requires_grad = requires_grad
+        self.tensor = tensor
 
     def __getstate__(self) -> tuple:
-        return (self.is_tensor, self.offset, self.shape, self.dtype, self.inline,
-                self.requires_grad)
+        return (self.offset, self.shape, self.dtype, self.inline, self.tensor)
 
     def __setstate__(self, state: tuple) -> None:
-        (self.is_tensor, self.offset, self.shape, self.dtype, self.inline,
-         self.requires_grad) = state
+        self.offset, self.shape, self.dtype, self.inline, self.tensor = state
 
 
 class Packed:
@@ -84,6 +84,27 @@ def _map(data: Any, fn: Any) -> Any:
     return fn(data)
 
 
+def _tensor_parts(t: Tensor) -> tuple[np.ndarray, tuple] | None:
+    """The bytes of ``t`` to copy and the rest of :func:`rebuilt`'s arguments, as a pickle
+    keeps them (strides, class, attributes: a transposed or expanded tensor, a ``Parameter``
+    or a subclass arrives as it was sent, as PyTorch's); None for a meta tensor. A tensor with
+    gaps between its elements (a strided slice, a column) is made dense first, so the rows
+    between are not copied."""
+    a = t._data
+    if (type(t) is Tensor and isinstance(a, np.ndarray) and a.flags.c_contiguous
+            and t._device.type == "cpu" and not getattr(t, "__dict__", None)):
+        return a, ("cpu", t.requires_grad)  # (the common case, without pickled's look-ups)
+    _, (span, device, grad, layout, cls, attributes) = pickled(t)
+    if layout is None:
+        return None
+    dtype, shape, strides, offset = layout
+    if len(span) > math.prod(shape) * dtype.itemsize:
+        dense = np.ascontiguousarray(np.ndarray(shape, dtype, buffer=span, offset=offset,
+                                                strides=strides))
+        span, layout = dense.reshape(-1).view(np.uint8), (dtype, shape, dense.strides, 0)
+    return span, (device, grad, layout, cls, attributes)
+
+
 def pack(batch: Any, name: str, use_shm: bool) -> Packed:
     """Copies the batch's arrays into a new segment ``name`` (in a worker)."""
     arrays: list[tuple[Slot, np.ndarray]] = []
@@ -91,21 +112,23 @@ def pack(batch: Any, name: str, use_shm: bool) -> Packed:
 
     def to_slot(leaf: Any) -> Any:
         nonlocal end
-        grad = False
+        tensor = None
         if isinstance(leaf, Tensor):
             if leaf.requires_grad and not leaf.is_leaf:
                 raise GradError("DataLoader worker: a batch holds a tensor that requires grad "
                                 "and is the result of an op; autograd does not cross "
                                 "processes. Hint: detach() it in the dataset or collate_fn")
-            array, is_tensor, grad = leaf.detach().numpy(), True, leaf.requires_grad
+            parts = _tensor_parts(leaf)
+            if parts is None:
+                return leaf  # (a meta tensor: pickled)
+            array, tensor = parts
         elif type(leaf) is np.ndarray and leaf.dtype.kind not in "OSU":
-            array, is_tensor = leaf, False  # (a subclass, such as a masked array, is pickled)
+            array = leaf  # (a subclass, such as a masked array, is pickled)
         else:
             return leaf
         if not use_shm:
-            return Slot(is_tensor, 0, array.shape, array.dtype, np.ascontiguousarray(array),
-                        grad)
-        slot = Slot(is_tensor, end, array.shape, array.dtype, requires_grad=grad)
+            return Slot(0, array.shape, array.dtype, np.ascontiguousarray(array), tensor)
+        slot = Slot(end, array.shape, array.dtype, tensor=tensor)
         end += -(-array.nbytes // _ALIGN) * _ALIGN
         arrays.append((slot, array))
         return slot
@@ -148,9 +171,7 @@ def unpack(packed: Packed) -> Any:
             array = leaf.inline
         else:
             array = np.ndarray(leaf.shape, leaf.dtype, buffer=buf, offset=leaf.offset)
-        if not leaf.is_tensor:
-            return array
-        return ember.from_numpy(array).requires_grad_(leaf.requires_grad)
+        return array if leaf.tensor is None else rebuilt(array, *leaf.tensor)
 
     return _map(packed.tree, from_slot)
 
