@@ -187,10 +187,21 @@ class ChainDataset(IterableDataset):
 
     def __iter__(self) -> Iterator:
         for d in self.datasets:
-            yield from d
+            yield from _stream(d)
 
     def __len__(self) -> int:
-        return sum(len(d) for d in self.datasets)
+        return sum(len(_stream(d)) for d in self.datasets)
+
+
+def _stream(dataset: Any) -> Any:
+    """``dataset``, refused if it is a map-style :class:`Dataset` (as PyTorch's ChainDataset):
+    iterating one calls ``dataset[0], dataset[1], …`` until an IndexError, forever for one
+    whose ``__getitem__`` takes any index."""
+    if isinstance(dataset, Dataset) and not isinstance(dataset, IterableDataset):
+        raise TypeError(f"ChainDataset only supports IterableDataset, but got the map-style "
+                        f"{type(dataset).__name__}. Hint: ConcatDataset chains map-style "
+                        f"datasets")
+    return dataset
 
 
 class Subset(Dataset[T_co]):
