@@ -8,6 +8,8 @@ differentiable (slicing, concatenation and gathers).
 
 from __future__ import annotations
 
+import numbers
+import operator
 from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +25,7 @@ from ember.errors import (
     not_a_tensor_error,
     type_name,
 )
+from ember.ops.fits import check_fits
 from ember.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -158,6 +161,19 @@ def _check_tensors(op: str, name: str, sequences: list[Any]) -> None:
             raise not_a_tensor_error(op, f"{name}[{i}]", s)
 
 
+def _padding_number(op: str, value: Any, dtype: ember.dtype) -> float:
+    """``padding_value`` as the float PyTorch's ``pad_sequence`` takes (no None, string or
+    complex number), checked to fit ``dtype`` as a float would be (-1 does not fit uint8)."""
+    real = isinstance(value, numbers.Real) or isinstance(value, Tensor) and value.ndim == 0 \
+        and not value.is_complex()
+    if not real:
+        raise ArgumentTypeError(f"{op}(): argument 'padding_value' must be float, not "
+                                f"{type_name(value)}")
+    value = float(value)
+    check_fits(op, value, dtype)
+    return value
+
+
 def _batch_sizes(lengths: Sequence[int]) -> list[int]:
     """How many of the (sorted, decreasing) ``lengths`` exceed each step."""
     counts = np.asarray(lengths)
@@ -236,6 +252,12 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     sizes = [int(n) for n in sequence.batch_sizes.tolist()]
     steps = len(sizes)
     if total_length is not None:
+        if not isinstance(total_length, Tensor):
+            try:
+                total_length = operator.index(total_length)
+            except TypeError:
+                raise ArgumentTypeError("pad_packed_sequence(): argument 'total_length' must be "
+                                        f"int, not {type_name(total_length)}") from None
         if total_length < steps:
             raise ArgumentError("Expected total_length to be at least the length of the longest "
                                 f"sequence in input, but got total_length={total_length} and max "
@@ -278,6 +300,7 @@ def pad_sequence(sequences: Tensor | Sequence[Tensor], batch_first: bool = False
         raise ArgumentError("pad_sequence: received an empty list of sequences")
     _check_tensors("pad_sequence", "sequences", sequences)
     first = sequences[0]
+    padding_value = _padding_number("pad_sequence", padding_value, first.dtype)
     trailing = tuple(first.shape[1:])
     for i, s in enumerate(sequences):
         if s.ndim == 0:
