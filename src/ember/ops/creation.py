@@ -314,11 +314,12 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
         ember.int64
     """
     check_strided("full", layout)
-    if dtype is None:
-        try:
-            dtype = dtypes.number_dtype(fill_value)
+    if dtype is None or type(fill_value) not in (int, float, bool):  # (with a dtype too: None
+        try:  # made an uninitialised tensor, [5, 6] filled the shape (2,) with 5 and 6)
+            inferred = dtypes.number_dtype(fill_value)
         except DTypeError:
             raise not_a_number(fill_value) from None
+        dtype = inferred if dtype is None else dtype
     return _make("full", fill_value, (sequence_size("full", size),), dtype, device, requires_grad)
 
 
