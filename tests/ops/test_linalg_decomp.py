@@ -439,3 +439,37 @@ def test_solve_left_false_with_a_non_finite_right_side_factors_A_as_torch(k, bad
     ours = ember.linalg.solve(ember.tensor(a), ember.tensor(b), left=False)
     theirs = torch.linalg.solve(torch.tensor(a), torch.tensor(b), left=False)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("where", [(0, 0), (1, 1), (2, 1)])
+def test_inv_and_solve_of_a_non_finite_matrix_spread_it_as_torch(dtype, bad, where):
+    # NumPy's inv/solve (OpenBLAS) skip the zeros that torch's (MKL) multiplies by a NaN:
+    # inv([[nan, 1], [1, 2]]) was [[nan, nan], [-1, 1]], torch's all NaN; such a matrix now
+    # goes through LU substitution, its finite batch-mate keeps LAPACK's answer bit for bit
+    if dtype == "complex128" and bad == np.inf:
+        pytest.skip("MKL's complex division by inf is NaN (torch: all NaN), not LAPACK's")
+    a = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 0.0], [0.5, 0.0, 4.0]], dtype=dtype)
+    a[where] = bad
+    good = np.eye(3, dtype=dtype) * 2 + 0.25
+    batch = np.stack([good, a])
+    b = np.ones((2, 3, 2), dtype=dtype)
+    b[:, 0] = 0
+    calls = [lambda lib, x, y: lib.linalg.inv(x), lambda lib, x, y: lib.linalg.inv_ex(x).inverse,
+             lambda lib, x, y: lib.linalg.matrix_power(x, -1),
+             lambda lib, x, y: lib.linalg.solve(x, y),
+             lambda lib, x, y: lib.linalg.solve_ex(x, y).result,
+             lambda lib, x, y: lib.linalg.solve(x, y.mT, left=False)]
+    for call in calls:
+        try:  # (an infinite pivot can leave a zero one: singular, as in torch)
+            theirs = call(torch, torch.tensor(batch), torch.tensor(b)).resolve_conj().numpy()
+        except RuntimeError:
+            with pytest.raises(ember.linalg.LinAlgError, match="Batch element 1"):
+                call(ember, ember.tensor(batch), ember.tensor(b))
+            continue
+        ours = call(ember, ember.tensor(batch), ember.tensor(b)).numpy()
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, equal_nan=True)
+        if not ember.linalg.inv_ex(ember.tensor(a)).info:  # (a singular one: all by LU)
+            alone = call(ember, ember.tensor(good[None]), ember.tensor(b[:1])).numpy()
+            np.testing.assert_array_equal(ours[0], alone[0])

@@ -154,6 +154,31 @@ def converged(op: str, routine: Any, a: Any, **kwargs: Any) -> Any:
         raise LinAlgError(f"{op}: {why} ({describe(a.shape, a.dtype)})") from None
 
 
+def by_lu_where_needed(xp: Any, a: Any, b: Any, x: Any,
+                       transposed: bool = False) -> tuple[Any, Any]:
+    """``(X, info)`` of ``A X = B`` from NumPy's ``x`` (None where it raised: a singular
+    matrix), its matrices redone by LU substitution (:func:`kernels.lu_solve`: LAPACK's
+    ``info`` and inf/NaN) where NumPy's answer is not PyTorch's: all if it raised; those with
+    inf/NaN in ``A`` (NumPy's BLAS skips zeros that PyTorch's multiplies by them, so a NaN
+    did not reach all of ``X``); and with ``transposed`` (``a`` is ``Aᵀ``; PyTorch factors
+    ``A``), those with inf/NaN in ``X``."""
+    info = xp.zeros(a.shape[:-2], np.int32)
+    if x is None:
+        x, redo = xp.empty_like(b), xp.ones(a.shape[:-2], bool)
+    elif xp.isfinite(a).all() and not (transposed and not xp.isfinite(x).all()):
+        return x, info  # (the common case: one pass over A)
+    else:
+        redo = ~xp.isfinite(a).all(axis=(-2, -1))
+        if transposed:
+            redo |= ~xp.isfinite(x).all(axis=(-2, -1))
+    a, b = a[redo], b[redo]
+    if transposed:
+        x[redo], info[redo] = kernels.lu_solve(xp, xp.swapaxes(a, -1, -2), b, transpose=True)
+    else:
+        x[redo], info[redo] = kernels.lu_solve(xp, a, b)
+    return x, info
+
+
 # -- inv -------------------------------------------------------------------------------------
 @primitive
 class Inv(Holomorphic, Primitive):
@@ -168,11 +193,11 @@ class Inv(Holomorphic, Primitive):
 
     def forward(self, xp, a, *, check_errors, op):
         try:
-            return xp.linalg.inv(a), xp.zeros(a.shape[:-2], np.int32)
+            x = xp.linalg.inv(a)
         except np.linalg.LinAlgError:
-            pass
+            x = None
         eye_ = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
-        x, info = kernels.lu_solve(xp, a, eye_)
+        x, info = by_lu_where_needed(xp, a, eye_, x)
         if check_errors and info.any():  # (LAPACK may refuse subnormal pivots this LU takes)
             where, k = first_failure(info)
             raise LinAlgError(f"{op}: {where}The diagonal element {k} is zero, the inversion "
@@ -247,14 +272,9 @@ class Solve(Holomorphic, Primitive):
     def forward(self, xp, a, b, *, check_errors, op, factor_transpose=False):
         try:
             x = xp.linalg.solve(a, b)
-            if not factor_transpose or xp.isfinite(x).all():  # (else inf/NaN where the LU
-                return x, xp.zeros(a.shape[:-2], np.int32)  # of Aᵀ, not A, put them)
         except np.linalg.LinAlgError:
-            pass
-        if factor_transpose:
-            x, info = kernels.lu_solve(xp, xp.swapaxes(a, -1, -2), b, transpose=True)
-        else:
-            x, info = kernels.lu_solve(xp, a, b)
+            x = None
+        x, info = by_lu_where_needed(xp, a, b, x, transposed=factor_transpose)
         if check_errors and info.any():  # (LAPACK may refuse subnormal pivots this LU takes)
             raise LinAlgError(f"{op}: {first_failure(info)[0]}The solver failed because the "
                               f"input matrix is singular ({describe(a.shape, a.dtype)})")
