@@ -68,3 +68,22 @@ def test_shuffled_shares_partition_the_padded_dataset_for_any_seed_torch_takes(s
         flat = sum(shares[epoch], [])
         assert sorted(set(flat)) == list(range(10)) and len(flat) == 12
     assert shares[0] != shares[1]
+
+
+@pytest.mark.parametrize(("grown", "drop_last"), [(8, False), (9, False), (12, True)])
+def test_a_dataset_grown_past_the_share_is_refused_as_torch(grown, drop_last):
+    # made for 7 items on 2 ranks (4 each, padded); torch's assertion fails where items would
+    # never be visited, and it trims as Ember does with drop_last or when the padding covers them
+    ours_data, theirs_data = list(range(7)), list(range(7))
+    ours = DistributedSampler(ours_data, 2, 1, shuffle=False, drop_last=drop_last)
+    theirs = torch.utils.data.DistributedSampler(theirs_data, 2, 1, shuffle=False,
+                                                 drop_last=drop_last)
+    ours_data.extend(range(7, grown))
+    theirs_data.extend(range(7, grown))
+    try:
+        want = list(theirs)
+    except AssertionError:
+        with pytest.raises(ValueError, match="grown to 9 items .* made for 8 .*new Distrib"):
+            list(ours)
+    else:
+        assert list(ours) == want

@@ -91,6 +91,11 @@ class DistributedSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         size = len(self.dataset)
+        if size > self.total_size and not self.drop_last:  # (PyTorch's assertion fails too)
+            raise ArgumentError(
+                f"DistributedSampler: the dataset has grown to {size} items since the sampler "
+                f"was made for {self.total_size} ({self.num_samples} per rank): the items past "
+                f"them would never be visited. Hint: make a new DistributedSampler")
         if self.shuffle:
             order = np.random.default_rng(remap_seed(self.seed + self.epoch)).permutation(size)
         else:
