@@ -16,7 +16,7 @@ import uuid
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Generic
 
 import ember
 from ember.data import shared
@@ -28,6 +28,7 @@ from ember.data.sampler import (
     RandomSampler,
     Sampler,
     SequentialSampler,
+    T_co,
     check_generator,
 )
 from ember.data.worker import (
@@ -54,7 +55,7 @@ _FIXED = frozenset(("batch_size", "batch_sampler", "sampler", "drop_last", "data
                     "persistent_workers"))
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Iterates over ``dataset`` in batches.
 
     Arguments, defaults and behaviour are PyTorch's: ``batch_size=1``, ``shuffle`` (a new

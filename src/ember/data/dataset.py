@@ -87,7 +87,7 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
         return self.tensors[0].shape[0]
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[T_co]):
     """Zips datasets of equal length: items are tuples (positional) or dicts (keywords).
 
     Example:
@@ -174,7 +174,7 @@ class ConcatDataset(Dataset[T_co]):
         return self.datasets[which][idx - start]
 
 
-class ChainDataset(IterableDataset):
+class ChainDataset(IterableDataset[T_co]):
     """Iterable datasets chained one after the other.
 
     Example:

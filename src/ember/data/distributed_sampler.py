@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.data.sampler import Sampler
+from ember.data.sampler import Sampler, T_co
 from ember.errors import ArgumentError, ArgumentTypeError, type_name
 from ember.ops.random import remap_seed
 
@@ -44,7 +44,7 @@ def _ask_world() -> tuple[int, int]:
     return _world()
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     """Indices of ``dataset`` for one rank; call :meth:`set_epoch` each epoch to reshuffle.
 
     Example:

@@ -7,7 +7,7 @@ the default generator each epoch (as PyTorch does), so ``ember.manual_seed`` mak
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence, Sized
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -18,13 +18,17 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
            "WeightedRandomSampler", "BatchSampler"]
 
 
-class Sampler:
-    """Base class: an iterable of indices (or of lists of indices, for batch samplers)."""
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Sampler(Generic[T_co]):
+    """Base class: an iterable of indices (or of lists of indices, for batch samplers);
+    generic as PyTorch's, so ``class MyBatches(Sampler[list[int]])`` ports as it is."""
 
     def __init__(self, data_source: Sized | None = None) -> None:
         pass
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[T_co]:
         raise NotImplementedError
 
 
