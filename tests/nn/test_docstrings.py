@@ -13,11 +13,12 @@ import ember.nn.functional as F
 MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten",
            "activation", "conv", "pooling", "normalization", "padding", "dropout", "sparse",
            "upsampling", "loss", "init", "attention", "attention.flex_attention",
-           "attention.block_mask", "multihead_attention", "transformer",
+           "attention.block_mask", "attention.bias", "multihead_attention", "transformer",
            "rnn", "lazy", "module_hooks",
            "fold", "shuffle", "distance", "utils.clip_grad", "utils.convert_parameters",
            "utils.rnn", "utils.parametrize", "utils.parametrizations", "utils.weight_norm",
-           "utils.fusion", "utils.init", "utils.prune", "utils.memory_format", "adaptive",
+           "utils.spectral_norm", "utils.fusion", "utils.init", "utils.prune",
+           "utils.memory_format", "adaptive",
            "sync_batch_norm", "data_parallel", "linear_cross_entropy", "modules", "modules.utils",
            "functional"]
 

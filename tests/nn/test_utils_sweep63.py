@@ -1,5 +1,8 @@
 """nn.utils corners found by the session-63 sweep, each checked against torch."""
 
+import importlib
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -60,3 +63,39 @@ def test_pad_packed_sequence_total_length_must_be_an_int(total_length):
         # sequence by non-int of type 'float'")
         with pytest.raises(TypeError, match="pad_packed_sequence.*'total_length' must be int"):
             pad(ember)()
+
+
+def test_spectral_norm_module_holds_the_hook_as_torch():
+    # ``from torch.nn.utils.spectral_norm import SpectralNorm`` (GAN code finds the hooks by it)
+    # had no Ember module; nn.utils.spectral_norm stays the function
+    from ember.nn.utils.spectral_norm import SpectralNorm, remove_spectral_norm, spectral_norm
+    from ember.nn.utils.weight_norm import WeightNorm
+
+    assert ember.nn.utils.spectral_norm is spectral_norm
+    torch_sn = importlib.import_module("torch.nn.utils.spectral_norm")
+    torch_wn = importlib.import_module("torch.nn.utils.weight_norm")
+    for lib, hooks in ((ember, [SpectralNorm, WeightNorm]),
+                       (torch, [torch_sn.SpectralNorm, torch_wn.WeightNorm])):
+        m = lib.nn.utils.spectral_norm(lib.nn.Linear(3, 4))
+        with pytest.warns(FutureWarning):
+            lib.nn.utils.weight_norm(m, "bias")
+        assert [type(h) for h in m._forward_pre_hooks.values()] == hooks
+    m = spectral_norm(ember.nn.Linear(3, 4))
+    assert list(remove_spectral_norm(m).state_dict()) == ["bias", "weight"]
+
+
+def test_old_spectral_norm_dim_is_checked_and_may_count_from_the_end():
+    m = ember.nn.utils.spectral_norm(ember.nn.Linear(3, 4), dim=-1)  # (torch: a permute error)
+    assert (tuple(m.weight_u.shape), tuple(m.weight_v.shape)) == ((3,), (4,))
+    with pytest.raises(IndexError, match="spectral_norm: dim 2 is out of range .* \\(4, 3\\)"):
+        ember.nn.utils.spectral_norm(ember.nn.Linear(3, 4), dim=2)
+
+
+@pytest.mark.parametrize("name, hook", [("weight_norm", "WeightNorm"),
+                                        ("spectral_norm", "SpectralNorm")])
+def test_old_norm_hooks_refuse_a_lazy_module_as_torch(name, hook):
+    for lib in (torch, ember):  # (ember: 'Attempted to use an uninitialized parameter in abs')
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            with pytest.raises(ValueError, match=f"`{hook}` can't have uninitialized"):
+                getattr(lib.nn.utils, name)(lib.nn.LazyLinear(3))

@@ -13,9 +13,11 @@ from ember.nn.utils.fusion import __all__ as _fusion
 from ember.nn.utils.init import skip_init
 from ember.nn.utils.memory_format import *  # noqa: F403
 from ember.nn.utils.memory_format import __all__ as _memory_format
+from ember.nn.utils.spectral_norm import *  # noqa: F403
+from ember.nn.utils.spectral_norm import __all__ as _spectral_norm
 from ember.nn.utils.weight_norm import *  # noqa: F403
 from ember.nn.utils.weight_norm import __all__ as _weight_norm
 
 __all__ = ["fusion", "parametrizations", "parametrize", "prune", "rnn", "stateless",
            "parameters_to_vector", "vector_to_parameters", "skip_init", *_clip_grad, *_fusion,
-           *_weight_norm, *_memory_format]
+           *_weight_norm, *_spectral_norm, *_memory_format]
