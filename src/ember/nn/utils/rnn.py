@@ -186,6 +186,9 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int],
     """Packs a padded batch ``(T, B, *)`` (``(B, T, *)`` with ``batch_first``) whose sequence
     ``b`` has ``lengths[b]`` valid steps. With ``enforce_sorted`` the lengths must be
     decreasing; otherwise the batch is sorted here and the order is kept in the result.
+    Sequences of equal length keep their batch order (a stable sort); PyTorch's sort does
+    so for up to 16 sequences only, so past that its ``sorted_indices`` and the order of rows
+    in ``data`` may differ from Ember's, while padded results and RNN outputs agree.
 
     Example:
         >>> x = ember.randn(4, 3, 2)
