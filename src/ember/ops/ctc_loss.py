@@ -33,12 +33,18 @@ def _extended(xp: Any, targets: Any, target_lengths: Any, blank: int) -> Any:
         width = int(target_lengths.max()) if n else 0
         starts = xp.cumsum(target_lengths) - target_lengths
         pos = xp.arange(width)[None, :]
-        padded = targets[xp.minimum(starts[:, None] + pos, max(targets.shape[0] - 1, 0))] \
+        targets = targets[xp.minimum(starts[:, None] + pos, max(targets.shape[0] - 1, 0))] \
             if targets.shape[0] else xp.zeros((n, width), dtype=xp.int64)
-        targets = xp.where(pos < target_lengths[:, None], padded, blank)
+    # (the padding past each length, any value as in PyTorch, becomes the blank)
+    targets = xp.where(_within(xp, targets.shape[1], target_lengths), targets, blank)
     labels = xp.full((n, 2 * targets.shape[1] + 1), blank, dtype=xp.int64)
     labels[:, 1::2] = targets
     return labels
+
+
+def _within(xp: Any, width: int, target_lengths: Any) -> Any:
+    """(N, width): whether each padded target position lies within its sequence's length."""
+    return xp.arange(width)[None, :] < target_lengths[:, None]
 
 
 def _lattice(xp: Any, lp: Any, labels: Any, input_lengths: Any, target_lengths: Any) -> tuple:
@@ -130,6 +136,8 @@ def _check_values(xp: Any, log_probs: Any, targets: Any, il: Any, tl: Any) -> No
     if targets.ndim == 1 and int(tl.sum()) != targets.shape[0]:
         raise ShapeError(f"ctc_loss: concatenated targets hold {targets.shape[0]} labels but "
                          f"target_lengths sum to {int(tl.sum())}")
+    if targets.ndim == 2:  # (only the labels within each length: padding may be anything)
+        targets = targets[_within(xp, targets.shape[1], tl)]
     if targets.size and (int(targets.min()) < 0 or int(targets.max()) >= c):
         raise IndexOutOfRange(f"ctc_loss: targets must be class indices in [0, {c}), got "
                               f"values from {int(targets.min())} to {int(targets.max())}")

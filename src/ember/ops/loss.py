@@ -109,6 +109,12 @@ def refuse_weight_grad(op: str, weight: Tensor | None) -> None:
                         "requires_grad=True. Hint: pass weight.detach()")
 
 
+def weight_in(weight: Tensor | None, input: Tensor) -> Tensor | None:
+    """Class weights in the input's dtype, the loss's (PyTorch refuses another dtype; Ember
+    casts, so that the loss keeps the input's dtype rather than promoting)."""
+    return cast(weight, input.dtype) if isinstance(weight, Tensor) else weight
+
+
 def _constant(array: Any, like: Tensor) -> Tensor:
     return _wrap(like.device.xp.asarray(array), like.device)
 
@@ -186,6 +192,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         raise ShapeError("nll_loss: expected an input of shape (C,), (N, C) or (N, C, d1, …), "
                          "got a 0-d tensor")
     refuse_weight_grad("nll_loss", weight)
+    weight = weight_in(weight, input)
     fused = _fused_nll("nll_loss", input, target, weight, ignore_index, reduction)
     if fused is not None:
         return fused
@@ -230,6 +237,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     logp = apply(LogSoftmax, input, dim=dim)
     if not target.dtype.is_floating_point:
         refuse_weight_grad(op, weight)
+        weight = weight_in(weight, input)  # (probability targets promote, as PyTorch's)
         fused = _fused_nll(op, logp, target, weight, ignore_index, reduction,
                            float(label_smoothing))
         if fused is not None:
@@ -447,8 +455,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _same_shape(op, input, target)
     _same_dtype(op, input, target)
     check_probabilities(op, input, target)
-    loss = bce_terms(input, target)
-    return _reduce(loss if weight is None else loss * weight, reduction)
+    loss = bce_terms(input, target)  # (in the input's dtype, and so the weighted loss)
+    return _reduce(loss if weight is None else loss * cast(weight, input.dtype), reduction)
 
 
 @float32_under_autocast
@@ -471,18 +479,21 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     reduction = _reduction(op, size_average, reduce, reduction)
     _check_float(op, input)
     _same_shape(op, input, target)
-    loss = _bce_logits_terms(input, target, pos_weight)
-    return name_node(_reduce(loss if weight is None else loss * weight, reduction),
-                     "BinaryCrossEntropyWithLogitsBackward0")
+    # PyTorch's result has a floating target's dtype (the weights' too are cast to it)
+    dtype = target.dtype if target.dtype.is_floating_point else result_type(input, target)
+    loss = _bce_logits_terms(input, target, pos_weight, dtype)
+    if weight is not None:
+        loss = loss * cast(weight, dtype)
+    return name_node(_reduce(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0")
 
 
-def _bce_logits_terms(input: Tensor, target: Tensor, pos_weight: Tensor | None) -> Tensor:
-    """The primitive's terms, its operands brought to one float dtype (as the composite's
-    promotion did) and ``pos_weight`` expanded to the target's shape."""
-    operands = (input, target) if pos_weight is None else (input, target, pos_weight)
-    dtype = result_type(*operands)
-    x, t, *p = (o if o.dtype is dtype else o.to(dtype) for o in operands)
-    return bce_logits_terms(x, t, expand(p[0], t.shape) if p else None)
+def _bce_logits_terms(input: Tensor, target: Tensor, pos_weight: Tensor | None,
+                      dtype: dtypes.DType) -> Tensor:
+    """The primitive's terms, its operands in ``dtype`` and ``pos_weight`` expanded to the
+    target's shape."""
+    t = cast(target, dtype)
+    return bce_logits_terms(cast(input, dtype), t, None if pos_weight is None else
+                            expand(cast(pos_weight, dtype), t.shape))
 
 
 @float32_under_autocast
@@ -514,6 +525,10 @@ def kl_div_reduced(input: Tensor, target: Tensor, reduction: str, log_target: bo
     """:func:`kl_div` with ``reduction`` already read, without its 'mean' warning (which
     PyTorch gives in ``F.kl_div`` only, not in ``torch.kl_div``)."""
     _check_float("kl_div", input)
+    if isinstance(target, Tensor) and not (target.dtype.is_floating_point or
+                                           target.dtype.is_complex):
+        raise DTypeError(f"kl_div: Integral inputs not supported: the target is "
+                         f"{target.dtype.name}. Hint: target.to({input.dtype.name})")
     if log_target:
         loss = target.exp() * (target - input)
     else:  # t·log(t): 0 for a zero target, NaN for a negative one (its log), as PyTorch's xlogy

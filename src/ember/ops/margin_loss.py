@@ -15,7 +15,7 @@ from ember.ops.convert import cast, float32_under_autocast
 from ember.ops.creation import arange
 from ember.ops.distance import pairwise_distance
 from ember.ops.gather import class_indices
-from ember.ops.loss import _check_float, _reduce, _reduction, refuse_weight_grad
+from ember.ops.loss import _check_float, _reduce, _reduction, refuse_weight_grad, weight_in
 from ember.ops.scan import cumsum
 from ember.ops.select import minimum, where
 from ember.tensor import Tensor
@@ -135,6 +135,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ShapeError(f"{op}: weight must have shape ({c},) (one per class), got "
                          f"{tuple(weight.shape)}")
     refuse_weight_grad(op, weight)
+    weight = weight_in(weight, input)
     t = class_indices(target.reshape((n, 1)), c, op)  # (n, 1), checked where it runs
     # relu: no gradient where a term is exactly 0 (the hinge's kink), as PyTorch's kernel.
     # The target class itself does not count: masked, not scaled by 0 (its term is

@@ -1,0 +1,120 @@
+"""Differences a torch-differential sweep of the losses found (fuzz losses63), each compared
+with PyTorch 2.13."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn.functional as F
+from ember.errors import DTypeError, IndexOutOfRange
+
+RNG = np.random.default_rng(63)
+LP = np.log(RNG.dirichlet(np.ones(5), size=(6, 3)))  # (T, N, C) log-probabilities
+
+
+@pytest.mark.parametrize("pad", [-1, 0, 9])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_ctc_loss_ignores_the_padding_past_each_target_length_as_torch(pad, reduction):
+    targets = np.array([[1, 2, 2], [3, pad, pad], [4, 4, pad]])
+    lengths = (np.array([6, 5, 4]), np.array([3, 1, 2]))
+    xt = torch.tensor(LP, requires_grad=True)
+    ref = torch.nn.functional.ctc_loss(xt, torch.tensor(targets), *map(torch.tensor, lengths),
+                                       reduction=reduction)
+    ref.sum().backward()
+    xe = ember.tensor(LP, requires_grad=True)
+    mine = F.ctc_loss(xe, ember.tensor(targets), *map(ember.tensor, lengths),
+                      reduction=reduction)
+    mine.sum().backward()
+    np.testing.assert_allclose(mine.detach().numpy(), ref.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_ctc_loss_still_refuses_an_out_of_range_label_within_a_length():
+    with pytest.raises(IndexOutOfRange, match=r"ctc_loss: targets must be class indices"):
+        F.ctc_loss(ember.tensor(LP), ember.tensor([[1, 7, 0], [3, 0, 0], [4, 4, 0]]),
+                   ember.tensor([6, 5, 4]), ember.tensor([3, 1, 2]))
+
+
+def _both(name, args, kwargs, dtypes):
+    """(Ember's result, PyTorch's result) of ``F.name`` on ``args``/``kwargs`` (NumPy arrays
+    in the given dtypes, in order), the input requiring grad and backward run."""
+    arrays = list(args) + list(kwargs.values())
+    out = []
+    for lib in (ember, torch):
+        made = [lib.tensor(a, dtype=getattr(lib, d)) for a, d in zip(arrays, dtypes)]
+        made[0].requires_grad_(True)
+        pos, kw = made[:len(args)], dict(zip(kwargs, made[len(args):]))
+        fn = getattr(F if lib is ember else torch.nn.functional, name)
+        loss = fn(*pos, **kw)
+        loss.backward()
+        out.append((loss, made[0].grad))
+    return out
+
+
+X = RNG.standard_normal((3, 4))
+Y = RNG.integers(0, 2, (3, 4)).astype(float)
+W = RNG.random(4)
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float32", "float64"),
+                                    ("float64", "float32", "float32"),
+                                    ("float64", "float32", "float64"),
+                                    ("float16", "float16", "float32"),
+                                    ("float32", "float64", "float32")])
+@pytest.mark.parametrize("kind", ["pos_weight", "weight"])
+def test_bce_with_logits_result_has_the_targets_dtype_as_torch(dtypes, kind):
+    (mine, g), (ref, rg) = _both("binary_cross_entropy_with_logits", (X, Y), {kind: W}, dtypes)
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    assert g.dtype.name == str(rg.dtype).removeprefix("torch.")
+    tol = 1e-3 if "float16" in dtypes[:2] else 1e-6
+    np.testing.assert_allclose(float(mine.item()), ref.item(), rtol=tol)
+    np.testing.assert_allclose(g.numpy().astype(float), rg.numpy().astype(float), rtol=tol,
+                               atol=tol * 0.1)
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float32", "float64"),
+                                    ("float16", "float16", "float32")])
+def test_binary_cross_entropy_weight_keeps_the_inputs_dtype_as_torch(dtypes):
+    p = 1 / (1 + np.exp(-X))
+    (mine, _), (ref, _) = _both("binary_cross_entropy", (p, Y), {"weight": W}, dtypes)
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(float(mine.item()), ref.item(), rtol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss", "multi_margin_loss"])
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"),
+                                    ("float16", "float32"), ("float32", "int64")])
+def test_class_weights_of_another_dtype_keep_the_inputs_dtype(name, dtypes):
+    # PyTorch refuses them ("expected scalar type Float but found Double"); Ember casts the
+    # weights, so the loss is what PyTorch gives for weights cast by hand
+    target = np.array([0, 3, 1])
+    weight = np.array([1.0, 2.0, 0.5, 3.0])
+    mine = getattr(F, name)(ember.tensor(X, dtype=getattr(ember, dtypes[0])),
+                            ember.tensor(target),
+                            weight=ember.tensor(weight.astype(dtypes[1])))
+    assert mine.dtype.name == dtypes[0]
+    x = torch.tensor(X, dtype=getattr(torch, dtypes[0]))
+    fn = getattr(torch.nn.functional, name)
+    ref = fn(x.float() if x.dtype == torch.float16 else x, torch.tensor(target),
+             weight=torch.tensor(weight.astype(dtypes[1])).to(
+                 torch.float32 if x.dtype == torch.float16 else x.dtype))
+    np.testing.assert_allclose(float(mine.item()), ref.item(), rtol=1e-3)
+
+
+def test_probability_target_cross_entropy_still_promotes_its_weight_as_torch():
+    p = np.exp(X) / np.exp(X).sum(1, keepdims=True)
+    (mine, _), (ref, _) = _both("cross_entropy", (X, p), {"weight": W},
+                                ("float32", "float32", "float64"))
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.") == "float64"
+    np.testing.assert_allclose(mine.item(), ref.item(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_kl_div_refuses_an_integral_target_as_torch(dtype):
+    with pytest.raises(RuntimeError, match="Integral inputs not supported"):
+        torch.nn.functional.kl_div(torch.tensor(X), torch.ones(3, 4, dtype=getattr(torch, dtype)),
+                                   reduction="sum")
+    with pytest.raises(DTypeError, match=r"kl_div: Integral inputs not supported"):
+        F.kl_div(ember.tensor(X), ember.ones(3, 4, dtype=getattr(ember, dtype)),
+                 reduction="sum")
