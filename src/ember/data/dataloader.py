@@ -489,7 +489,8 @@ class _MultiProcessIter(_BaseIter):
                 return got
             self._check_workers()
             if self._timeout and time.monotonic() - start > self._timeout:
-                self._shutdown()
+                # (the workers go on: a caller that catches this gets the batch later, as
+                # with PyTorch; the epoch does not end there)
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds "
                                    f"waiting for a batch from its workers")
 
