@@ -6,9 +6,12 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from ember.errors import ArgumentError
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
+    bias_correction,
     check_hyper,
     full_state,
     half_addcdiv_,
@@ -18,6 +21,8 @@ from ember.optim.elementwise import (
     lr_of,
     next_step,
     scalar_state,
+    tensor_scalar,
+    weak,
 )
 from ember.optim.optimizer import COMMON_FALLBACKS, implementation_defaults
 from ember.tensor import Tensor
@@ -83,27 +88,25 @@ class Adam(ElementwiseOptimizer):
                 state["max_exp_avg_sq"]._data if group["amsgrad"] else v)
 
     def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        beta1, beta2 = (float(b) for b in group["betas"])
-        t = next_step(state)
-        return (1.0 - beta1, beta2, 1.0 - beta2, math.sqrt(1.0 - beta2 ** t),
-                float(group["eps"]), lr_of(group) / (1.0 - beta1 ** t),
+        keep_new, beta2, step_size, root = _corrected(group, next_step(state),
+                                                      state["exp_avg"]._data.dtype)
+        return (keep_new, beta2, 1.0 - beta2, root, float(group["eps"]), step_size,
                 bool(group["amsgrad"]))
 
     def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
-        beta1, beta2 = (float(b) for b in group["betas"])
-        t = next_step(state)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        m += (1.0 - beta1) * (g - m)
+        keep_new, beta2, step_size, root = _corrected(group, next_step(state), m.dtype)
+        m += keep_new * (g - m)
         v *= beta2
         v += (1.0 - beta2) * g * g
         if group["amsgrad"]:
             v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
         denom = xp.sqrt(v)
-        denom /= math.sqrt(1.0 - beta2 ** t)
+        denom /= root
         denom += float(group["eps"])
         denom = m / denom
-        denom *= lr_of(group) / (1.0 - beta1 ** t)
+        denom *= step_size
         p._data -= denom
 
     def update_half(self, p: Tensor, g: Any, state: dict[str, Any],
@@ -113,15 +116,14 @@ class Adam(ElementwiseOptimizer):
         rounded before the step size multiplied it)."""
         xp = p._device.xp
         f32 = xp.float32
-        beta1, beta2 = (float(b) for b in group["betas"])
-        t = next_step(state)
+        keep_new, beta2, step_size, root = _corrected(group, next_step(state), p._data.dtype)
         g = g.astype(f32)
-        m = half_lerp_(xp, state["exp_avg"]._data, g, 1.0 - beta1)
+        m = half_lerp_(xp, state["exp_avg"]._data, g, keep_new)
         v = half_decay_squares_(xp, state["exp_avg_sq"]._data, beta2, g, 1.0 - beta2)
         if group["amsgrad"]:
             v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
-        denom = half_sqrt_add_eps(xp, v, group["eps"], math.sqrt(1.0 - beta2 ** t))
-        half_addcdiv_(xp, p._data, m, denom, -(lr_of(group) / (1.0 - beta1 ** t)))
+        denom = half_sqrt_add_eps(xp, v, group["eps"], root)
+        half_addcdiv_(xp, p._data, m, denom, -step_size)
 
 
 class AdamW(Adam):
@@ -152,3 +154,30 @@ class AdamW(Adam):
         super().__setstate__(state)
         for group in self.param_groups:  # (whatever was loaded, as PyTorch's AdamW)
             group["decoupled_weight_decay"] = True
+
+
+def _corrected(group: dict[str, Any], t: float, dtype: Any) -> tuple[Any, Any, Any, Any]:
+    """``1 - beta1`` (``exp_avg``'s lerp weight), ``beta2``, the step size
+    ``lr / (1 - beta1 ** t)`` and ``sqrt(1 - beta2 ** t)`` at step ``t``, for parameters of
+    ``dtype``. Tensor betas are PyTorch's tensor arithmetic: the corrections in their dtype
+    (a float32 tensor lr with float64 betas gives a float64 step size), and the lerp weight
+    from ``beta1`` cast to the parameters' (real) dtype (float32 betas made float64
+    parameters 1.5e-6 apart in 5 steps, bfloat16's 0.01 apart, when read as floats)."""
+    beta1, beta2 = group["betas"]
+    if not isinstance(beta1, Tensor) and not isinstance(beta2, Tensor):
+        beta1, beta2 = float(beta1), float(beta2)
+        return (1.0 - beta1, beta2, lr_of(group) / (1.0 - beta1 ** t),
+                math.sqrt(1.0 - beta2 ** t))
+    beta1, beta2 = tensor_scalar(beta1), tensor_scalar(beta2)
+    second = bias_correction(beta2, t)
+    root = math.sqrt(second) if isinstance(second, float) else np.sqrt(second)
+    lr, first = tensor_scalar(group["lr"]), bias_correction(beta1, t)
+    if isinstance(first, np.generic) and isinstance(lr, float):  # (a number over a tensor is
+        step_size = np.reciprocal(first) * lr                    # its reciprocal times it)
+    else:
+        step_size = lr / first
+    keep_new = 1.0 - beta1
+    if isinstance(group["betas"][0], Tensor):
+        real = np.finfo(dtype).dtype if np.dtype(dtype).kind == "c" else dtype
+        keep_new = float(np.asarray(1.0 - float(np.asarray(beta1, dtype=real)), dtype=real))
+    return weak(keep_new), weak(beta2), weak(step_size), weak(root)

@@ -454,11 +454,32 @@ def lr_of(group: dict[str, Any]) -> Any:
     of its dtype, so ``lr / bias_correction`` rounds to float32 for a float32 tensor as in
     PyTorch (where it is tensor arithmetic); a float64 tensor's as a float, which (a weak
     scalar, as PyTorch's 0-d tensor) leaves float32 parameters' arithmetic in float32."""
-    lr = group["lr"]
-    if not isinstance(lr, Tensor):
-        return float(lr)
-    value = lr.detach().numpy().reshape(())[()]
-    return float(value) if value.dtype == np.float64 else value
+    return weak(tensor_scalar(group["lr"]))
+
+
+def tensor_scalar(value: Any) -> Any:
+    """A hyperparameter as a float, or a tensor's value as a NumPy scalar of its dtype: NumPy
+    promotes two such scalars as PyTorch promotes two 0-d tensors (float32 and float64 give
+    float64), and one with a float keeps the scalar's dtype, as a 0-d tensor with a number."""
+    if not isinstance(value, Tensor):
+        return float(value)
+    return value.detach().numpy().reshape(())[()]
+
+
+def weak(value: Any) -> Any:
+    """A :func:`tensor_scalar` result for arithmetic with parameter-sized arrays: a float64
+    scalar as a float (PyTorch computes a tensor with a 0-d tensor in the tensor's dtype; a
+    float64 NumPy scalar would make a float32 array's arithmetic float64)."""
+    return float(value) if isinstance(value, np.float64) else value
+
+
+def bias_correction(beta: Any, t: float) -> Any:
+    """``1 - beta ** t``; a NumPy scalar ``beta`` (a tensor's) in its dtype, cubed as
+    ``beta * beta * beta`` as PyTorch's pow kernel cubes a tensor (two roundings where
+    ``powf`` has one: float32 ``1 - 0.999 ** 3`` is 2e-5 apart, relatively)."""
+    if t == 3.0 and isinstance(beta, np.generic):
+        return 1.0 - beta * beta * beta
+    return 1.0 - beta ** t
 
 
 def check_one_element(name: str, value: Any) -> None:
