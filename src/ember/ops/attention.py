@@ -69,16 +69,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  generator: Generator | None = None) -> Tensor:
     """Attention of ``query`` (…, L, E) over ``key`` (…, S, E) and ``value`` (…, S, Ev).
 
-    ``attn_mask`` is boolean (True: may attend) or added to the scores; ``is_causal`` lets
-    position i attend to positions ≤ i; ``scale`` defaults to ``1/sqrt(E)``; with
-    ``enable_gqa`` key/value may have fewer heads (dim -3) than the query.
+    ``attn_mask`` is boolean (True: may attend), added to the scores, or a ``CausalBias``
+    (:mod:`ember.nn.attention.bias`); ``is_causal`` lets position i attend to positions ≤ i;
+    ``scale`` defaults to ``1/sqrt(E)``; with ``enable_gqa`` key/value may have fewer heads
+    (dim -3) than the query.
 
     Example:
         >>> q = ember.randn(2, 4, 5, 8)  # (batch, heads, length, features)
         >>> F.scaled_dot_product_attention(q, q, q, is_causal=True).shape
         ember.Size([2, 4, 5, 8])
     """
-    if type(query) in TENSOR_LIKE or type(key) in TENSOR_LIKE:
+    like = TENSOR_LIKE  # (nested queries; a CausalBias mask of ember.nn.attention.bias)
+    if type(query) in like or type(key) in like or type(attn_mask) in like:
         return handle(scaled_dot_product_attention, (query, key, value, attn_mask, dropout_p,
                       is_causal, scale, enable_gqa), {"generator": generator})
     op = "scaled_dot_product_attention"
