@@ -118,3 +118,24 @@ def test_kl_div_refuses_an_integral_target_as_torch(dtype):
     with pytest.raises(DTypeError, match=r"kl_div: Integral inputs not supported"):
         F.kl_div(ember.tensor(X), ember.ones(3, 4, dtype=getattr(ember, dtype)),
                  reduction="sum")
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "mse_loss", "smooth_l1_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_an_integer_input_promotes_to_a_floating_target_as_torch(name, reduction):
+    ints, floats = np.array([[1, 2], [3, 4]]), np.array([[0.5, 1.0], [2.0, 3.5]])
+    mine = getattr(F, name)(ember.tensor(ints), ember.tensor(floats, dtype=ember.float32),
+                            reduction=reduction)
+    ref = getattr(torch.nn.functional, name)(torch.tensor(ints),
+                                             torch.tensor(floats, dtype=torch.float32),
+                                             reduction=reduction)
+    assert mine.dtype == ember.float32
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-6)
+    with pytest.raises(DTypeError, match=f"{name}: expected a floating input, got int64"):
+        getattr(F, name)(ember.tensor(ints), ember.tensor(ints))
+
+
+def test_smooth_l1_loss_of_beta_0_warns_of_broadcasting_once_as_torch():
+    with pytest.warns(UserWarning) as caught:
+        F.smooth_l1_loss(ember.zeros(3, 1), ember.ones(3), beta=0.0)
+    assert len(caught) == 1 and "broadcast to (3, 3)" in str(caught[0].message)

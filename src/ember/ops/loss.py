@@ -110,8 +110,7 @@ def refuse_weight_grad(op: str, weight: Tensor | None) -> None:
 
 
 def weight_in(weight: Tensor | None, input: Tensor) -> Tensor | None:
-    """Class weights in the input's dtype, the loss's (PyTorch refuses another dtype; Ember
-    casts, so that the loss keeps the input's dtype rather than promoting)."""
+    """Class weights in the input's dtype, the loss's (PyTorch refuses others; Ember casts)."""
     return cast(weight, input.dtype) if isinstance(weight, Tensor) else weight
 
 
@@ -300,9 +299,11 @@ def _operands(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
     """``input`` and ``target`` checked, to be broadcast as PyTorch does, with its warning
     when the shapes differ (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely
     what was meant). A bool target counts as 0/1 in the input's dtype unless ``bool_ok`` is
-    False (l1_loss's subtraction refuses it in PyTorch)."""
+    False (l1_loss's subtraction refuses it in PyTorch). An integer input promotes to a
+    floating target's dtype, as in PyTorch."""
     _refuse_foreign(op, input)
-    if not (complex_ok and input.dtype.is_complex):
+    if not (complex_ok and input.dtype.is_complex) and not (
+            isinstance(target, Tensor) and target.dtype.is_floating_point):
         _check_float(op, input)
     if bool_ok and isinstance(target, Tensor) and target.dtype == dtypes.bool_:
         target = cast(target, input.dtype)
@@ -375,7 +376,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
         raise ArgumentError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     x, t = _operands("smooth_l1_loss", input, target)
     if beta == 0 or _is_zero_in_float32(beta, x, t):  # (float32 and below compute in float32)
-        return _reduce(_pointwise("smooth_l1_loss", input, target).abs(), reduction)
+        return _reduce((x - t).abs(), reduction)  # (checked, and warned, once)
     return _smooth_l1(x, t, beta, False, reduction)
 
 
