@@ -192,3 +192,11 @@ def test_stack_dataset_reads_batches_as_torch():
 def test_a_multiprocessing_context_needs_workers():
     with pytest.raises(ValueError, match="num_workers > 0"):
         D.DataLoader(range(4), multiprocessing_context="spawn")
+
+
+def test_tensor_dataset_names_an_argument_that_is_not_a_tensor():
+    # torch: AttributeError: 'list' object has no attribute 'size'
+    with pytest.raises(AttributeError):
+        tud.TensorDataset(torch.arange(3), [1, 2, 3])
+    with pytest.raises(TypeError, match="TensorDataset: argument 1 should be a tensor.*list"):
+        D.TensorDataset(ember.arange(3), [1, 2, 3])

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 import ember
 from ember.data.sampler import check_generator
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError, type_name
 from ember.tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset",
@@ -72,6 +72,10 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """
 
     def __init__(self, *tensors: Tensor) -> None:
+        for i, t in enumerate(tensors):
+            if not hasattr(t, "shape"):
+                raise ArgumentTypeError(f"TensorDataset: argument {i} should be a tensor, but "
+                                        f"got {type_name(t)}. Hint: ember.tensor(...) it first")
         if any(t.ndim == 0 for t in tensors):
             raise ShapeError("TensorDataset: a 0-d tensor has no first (sample) dimension; "
                              "reshape it to (1,) or pass tensors of shape (N, ...)")
