@@ -61,7 +61,7 @@ class OneCycleLR(LRScheduler):
         else:
             self._schedule_phases = [
                 _phase(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                _phase(float(self.total_steps - 1), "max_lr", "min_lr", "base_momentum",
+                _phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum",
                        "max_momentum"),
             ]
         if last_epoch == -1:
