@@ -99,3 +99,38 @@ def test_old_norm_hooks_refuse_a_lazy_module_as_torch(name, hook):
             warnings.simplefilter("ignore", FutureWarning)
             with pytest.raises(ValueError, match=f"`{hook}` can't have uninitialized"):
                 getattr(lib.nn.utils, name)(lib.nn.LazyLinear(3))
+
+
+def test_old_norm_hooks_have_torchs_methods():
+    # apply / compute_weight / reshape_weight_to_matrix / remove, and the removal loop user
+    # code copies from torch's remove_weight_norm (ember's hooks had none of these)
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    results = []
+    for lib, src in ((torch, None), (ember, results)):
+        sn = importlib.import_module(f"{lib.__name__}.nn.utils.spectral_norm").SpectralNorm
+        wn = importlib.import_module(f"{lib.__name__}.nn.utils.weight_norm").WeightNorm
+        m = lib.nn.Conv2d(3, 4, 2)
+        sn_hook = sn.apply(m, "weight", 2, 1, 1e-12)
+        with pytest.warns(FutureWarning):
+            wn_hook = wn.apply(m, "bias", None)
+        if src is not None:  # the same tensors as torch's
+            m.load_state_dict({k: ember.tensor(v.numpy()) for k, v in src[0][0].items()})
+        state = {k: v.clone() for k, v in m.state_dict().items()}
+        out = m(lib.tensor(x))
+        with lib.no_grad():
+            weights = [sn_hook.compute_weight(m, do_power_iteration=False),
+                       wn_hook.compute_weight(m),
+                       sn_hook.reshape_weight_to_matrix(m.weight_orig)]
+        for key, hook in list(m._forward_pre_hooks.items()):
+            if isinstance(hook, (sn, wn)):
+                hook.remove(m)
+                del m._forward_pre_hooks[key]
+        results.append((state, [out, *weights], m.state_dict(),
+                        (sn_hook.dim, sn_hook.n_power_iterations, wn_hook.dim)))
+    (_, theirs, their_sd, their_attrs), (_, ours, our_sd, our_attrs) = results
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert list(our_sd) == list(their_sd) == ["weight", "bias"]
+    for key in our_sd:
+        np.testing.assert_allclose(our_sd[key].numpy(), their_sd[key].numpy(), atol=1e-6)
+    assert our_attrs == their_attrs == (1, 2, -1)

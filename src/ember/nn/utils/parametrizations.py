@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import ember
-from ember.errors import ArgumentError, IndexOutOfRange, ShapeError
+from ember.errors import ArgumentError, IndexOutOfRange
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.nn.utils.parametrize import register_parametrization
@@ -142,8 +142,8 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ShapeError(f"spectral_norm: module {type(module).__name__} has no tensor "
-                         f"'{name}' to normalize")
+        raise ArgumentError(f"spectral_norm: module {type(module).__name__} has no parameter or "
+                            f"buffer named '{name}'")
     if dim is None:
         dim = default_spectral_dim(module)
     register_parametrization(module, name,
