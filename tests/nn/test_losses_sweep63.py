@@ -139,3 +139,17 @@ def test_smooth_l1_loss_of_beta_0_warns_of_broadcasting_once_as_torch():
     with pytest.warns(UserWarning) as caught:
         F.smooth_l1_loss(ember.zeros(3, 1), ember.ones(3), beta=0.0)
     assert len(caught) == 1 and "broadcast to (3, 3)" in str(caught[0].message)
+
+
+def test_gaussian_nll_loss_of_an_infinite_var_is_inf_as_torch():
+    x, y = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))
+    var = np.array([[np.inf, 1e-9, 0.5], [2.0, 0.0, np.inf]])
+    vt = torch.tensor(var, requires_grad=True)
+    ref = torch.nn.functional.gaussian_nll_loss(torch.tensor(x), torch.tensor(y), vt,
+                                                reduction="none")
+    ref[:, 1:].sum().backward()
+    ve = ember.tensor(var, requires_grad=True)
+    mine = F.gaussian_nll_loss(ember.tensor(x), ember.tensor(y), ve, reduction="none")
+    mine[:, 1:].sum().backward()
+    np.testing.assert_allclose(mine.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ve.grad.numpy(), vt.grad.numpy(), rtol=1e-12)

@@ -592,7 +592,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
                 v for i, v in zip(input.shape, var.shape, strict=True) if i != v) != 1:
             raise ArgumentError(f"{op}: var of shape {tuple(var.shape)} does not fit input of "
                                 f"shape {tuple(input.shape)}")
-    var = var + (var.clamp(min=eps) - var).detach()  # clamped value, identity gradient
+    var = where(var < eps, var + (eps - var).detach(), var)  # (an infinite var stays inf)
     d = input - target
     loss = 0.5 * (var.log() + d * d / var)
     if full:
