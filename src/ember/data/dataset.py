@@ -217,6 +217,13 @@ class Subset(Dataset[T_co]):
     """
 
     def __init__(self, dataset: Dataset[T_co], indices: Sequence[int]) -> None:
+        cls = type(self)
+        if cls.__getitem__ is not Subset.__getitem__ and cls.__getitems__ is Subset.__getitems__:
+            # (the DataLoader reads batches through __getitems__: the override would be skipped)
+            raise NotImplementedError(
+                f"{cls.__name__} overrides __getitem__ but not __getitems__, which the "
+                f"DataLoader reads batches with: your __getitem__ would be skipped. Hint: add "
+                f"def __getitems__(self, indices): return [self[i] for i in indices]")
         self.dataset = dataset
         self.indices = indices
 
