@@ -17,7 +17,7 @@ MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten
            "rnn", "lazy", "module_hooks",
            "fold", "shuffle", "distance", "utils.clip_grad", "utils.convert_parameters",
            "utils.rnn", "utils.parametrize", "utils.parametrizations", "utils.weight_norm",
-           "utils.spectral_norm", "utils.fusion", "utils.init", "utils.prune",
+           "utils.spectral_norm", "utils.stateless", "utils.fusion", "utils.init", "utils.prune",
            "utils.memory_format", "adaptive",
            "sync_batch_norm", "data_parallel", "linear_cross_entropy", "modules", "modules.utils",
            "functional"]

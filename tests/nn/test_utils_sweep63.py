@@ -134,3 +134,15 @@ def test_old_norm_hooks_have_torchs_methods():
     for key in our_sd:
         np.testing.assert_allclose(our_sd[key].numpy(), their_sd[key].numpy(), atol=1e-6)
     assert our_attrs == their_attrs == (1, 2, -1)
+
+
+def test_stateless_functional_call_takes_torchs_argument_name():
+    results = []
+    for lib in (torch, ember):  # (ember's took only ember.func's 'parameter_and_buffer_dicts')
+        m = lib.nn.Linear(2, 1)
+        with pytest.warns(FutureWarning):
+            out = lib.nn.utils.stateless.functional_call(
+                m, parameters_and_buffers={"weight": lib.ones(1, 2), "bias": lib.zeros(1)},
+                args=(lib.tensor([[1.0, 2.0]]),), strict=True)
+        results.append(out.tolist())
+    assert results[0] == results[1] == [[3.0]]
