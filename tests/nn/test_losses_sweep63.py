@@ -153,3 +153,16 @@ def test_gaussian_nll_loss_of_an_infinite_var_is_inf_as_torch():
     mine[:, 1:].sum().backward()
     np.testing.assert_allclose(mine.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(ve.grad.numpy(), vt.grad.numpy(), rtol=1e-12)
+
+
+def test_multilabel_margin_loss_of_infinite_logits_as_torch():
+    x = np.array([[np.inf, 1.0, 0.0], [-np.inf, 0.0, 1.0], [0.5, -1.0, 2.0]])
+    target = np.array([[0, -1, 0], [1, 0, -1], [2, 0, -1]])
+    xt = torch.tensor(x, requires_grad=True)
+    ref = torch.nn.functional.multilabel_margin_loss(xt, torch.tensor(target), reduction="none")
+    ref[[0, 2]].sum().backward()
+    xe = ember.tensor(x, requires_grad=True)
+    mine = F.multilabel_margin_loss(xe, ember.tensor(target), reduction="none")
+    mine[ember.tensor([0, 2])].sum().backward()
+    np.testing.assert_array_equal(mine.detach().numpy(), ref.detach().numpy())
+    np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())

@@ -265,5 +265,6 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
                  valid.unsqueeze(2)).any(1)  # (n, c): class i is one of the targets
     pairs = valid.unsqueeze(2) & ~is_target.unsqueeze(1)  # (n, j, i): target j, non-target i
     hinge = (1 - x.gather(1, picked).unsqueeze(2) + x.unsqueeze(1)).relu()  # (kink: no grad)
-    loss = (hinge * cast(pairs, input.dtype)).sum((1, 2)) / c
+    # (selected, not scaled by 0: a pair of infinite logits is inf - inf = NaN)
+    loss = where(pairs, hinge, 0.0).sum((1, 2)) / c
     return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
