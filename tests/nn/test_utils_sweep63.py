@@ -146,3 +146,9 @@ def test_stateless_functional_call_takes_torchs_argument_name():
                 args=(lib.tensor([[1.0, 2.0]]),), strict=True)
         results.append(out.tolist())
     assert results[0] == results[1] == [[3.0]]
+
+
+def test_packed_sequence_cpu_takes_tensor_cpus_arguments():
+    for lib in (torch, ember):  # (ember's cpu() took no arguments)
+        packed = lib.nn.utils.rnn.pack_sequence([lib.ones(2), lib.ones(1)])
+        assert packed.cpu(memory_format=lib.preserve_format) is packed

@@ -93,11 +93,14 @@ class PackedSequence(namedtuple("PackedSequence",
                              for t in (self.sorted_indices, self.unsorted_indices))
         return type(self)(data, self.batch_sizes, sorted_, unsorted)
 
-    def cpu(self) -> PackedSequence:
-        return self.to(device="cpu")
+    def cpu(self, **kwargs: Any) -> PackedSequence:
+        """On the CPU; ``kwargs`` as ``Tensor.cpu``'s (``memory_format``)."""
+        return self.to(device="cpu", **kwargs)
 
-    def cuda(self, device: Any = None) -> PackedSequence:
-        return self.to(device="cuda" if device is None else device)
+    def cuda(self, device: Any = None, **kwargs: Any) -> PackedSequence:
+        """On a CUDA device; ``kwargs`` as ``Tensor.cuda``'s (``non_blocking``,
+        ``memory_format``)."""
+        return self.to(device="cuda" if device is None else device, **kwargs)
 
     def double(self) -> PackedSequence:
         return self.to(dtype=ember.float64)
