@@ -47,3 +47,32 @@ def test_the_epoch_goes_on_after_a_caught_timeout_as_torch(persistent):
     want = _caught(tud, persistent)
     assert want[:4] == [0, "timeout", 1, 2]
     assert _caught(D, persistent) == want
+
+
+def test_a_timeout_while_a_persistent_loader_starts_an_epoch(tmp_path):
+    # the epoch's start waits for the workers to finish the last one's tasks; a timeout there
+    # stops them (their owed replies would read as batches: a KeyError), and the next epoch
+    # starts new workers
+    flag = tmp_path / "slow"
+    flag.touch()
+
+    class SlowWhileFlagged(D.Dataset):
+        def __len__(self) -> int:
+            return 4
+
+        def __getitem__(self, i: int) -> int:
+            if i == 1 and flag.exists():
+                time.sleep(1.5)
+            return i
+
+    loader = D.DataLoader(SlowWhileFlagged(), batch_size=None, num_workers=1, timeout=0.5,
+                          persistent_workers=True, prefetch_factor=4,
+                          multiprocessing_context="fork")
+    it = iter(loader)
+    assert int(next(it)) == 0
+    with pytest.raises(RuntimeError, match="timed out"):
+        next(it)
+    with pytest.raises(RuntimeError, match="timed out"):
+        iter(loader)
+    flag.unlink()
+    assert [int(x) for x in loader] == [0, 1, 2, 3] == [int(x) for x in loader]

@@ -445,12 +445,16 @@ class _MultiProcessIter(_BaseIter):
         for q in self._index_queues:
             q.put(ResumeIteration())
         waiting = self._num_workers
-        while waiting:  # results of the last epoch's unfinished tasks come first: drop them
-            idx, data = self._get_data()
-            if isinstance(idx, ResumeIteration):
-                waiting -= 1
-            else:
-                shared.release(data)
+        try:
+            while waiting:  # results of the last epoch's unfinished tasks come first: drop them
+                idx, data = self._get_data()
+                if isinstance(idx, ResumeIteration):
+                    waiting -= 1
+                else:
+                    shared.release(data)
+        except RuntimeError:  # (a timeout: the echoes still owed would later read as batches;
+            self._shutdown()  # the next epoch starts new workers)
+            raise
         self._start_epoch()
 
     def _try_put_index(self) -> None:
