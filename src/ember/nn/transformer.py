@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ember
+from ember.autograd.grad_mode import is_grad_enabled
 from ember.errors import ArgumentError, ShapeError
 from ember.nn import functional as F
 from ember.nn import init
@@ -70,7 +71,9 @@ class _Layer(Module):
 
 class TransformerEncoderLayer(_Layer):
     """Self-attention then a feed-forward block, each with a residual connection and layer
-    norm (after it, or before it with ``norm_first=True``).
+    norm (after it, or before it with ``norm_first=True``). ``is_causal=True`` with a
+    ``src_mask`` (and no padding mask) is PyTorch's: the mask where its fused inference kernel
+    would run (eval mode, no grad, ``batch_first``, relu/gelu, …), the causal mask elsewhere.
 
     Example:
         >>> layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, batch_first=True)
@@ -91,8 +94,27 @@ class TransformerEncoderLayer(_Layer):
                                         else 2 if act is F.gelu
                                         or isinstance(act, ember.nn.GELU) else 0)
 
+    def _fused(self, src: Tensor) -> bool:
+        """Whether PyTorch would run this call on its fused encoder-layer kernel (which reads
+        the masks and not the ``is_causal`` hint): batched, eval mode, nothing to
+        differentiate, ``batch_first`` self-attention with packed biased weights and an even
+        number of heads, relu or gelu, equal norm eps, no forward hooks."""
+        attn = self.self_attn
+        return (src.ndim == 3 and not self.training and attn.batch_first
+                and attn.in_proj_bias is not None and attn._qkv_same_embed_dim
+                and self.activation_relu_or_gelu != 0 and self.norm1.eps == self.norm2.eps
+                and attn.num_heads % 2 == 0
+                and not any(getattr(m, "_forward_hooks", None)
+                            or getattr(m, "_forward_pre_hooks", None) for m in self.modules())
+                and not (is_grad_enabled() and (src.requires_grad or any(
+                    p.requires_grad for p in self.parameters()))))
+
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
+        if is_causal and src_mask is not None and src_key_padding_mask is None:
+            # PyTorch's fused layer takes the mask; otherwise its layer hands attention the
+            # mask as floats, off attention's own fast path, where the hint alone decides
+            src_mask, is_causal = (src_mask, False) if self._fused(src) else (None, True)
         x = src
         if self.norm_first:
             y = self.norm1(x)
