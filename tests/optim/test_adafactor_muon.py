@@ -257,3 +257,25 @@ def test_muon_float32_tensor_lr_scales_in_float32_like_torch(adjust):
         eo.step()
         to.step()
     np.testing.assert_allclose(ep.detach().numpy(), tp.detach().numpy(), rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("shape", [(6,), (2, 3)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adafactor_lerps_from_the_nearer_end_as_torch(shape, dtype):
+    # (its first steps' beta is >= 1/2, where torch's lerp_ computes b - (b - a) * (1 - w): a
+    # gradient whose square overflows makes the second moment NaN there, and its element
+    # NaN; Ember's a + w * (b - a) gave inf, an update of 0: the element stayed put)
+    big = 1e20 if dtype == "float32" else 1e300
+    ours, theirs = [], []
+    for lib, out in ((ember, ours), (torch, theirs)):
+        p = lib.tensor(np.linspace(-1.0, 1.0, 6).reshape(shape), dtype=getattr(lib, dtype),
+                       requires_grad=True)
+        opt = lib.optim.Adafactor([p])
+        for t in range(3):
+            g = np.cos(np.arange(6) * (t + 1.0))
+            g[2] = big if t == 0 else g[2]
+            p.grad = lib.tensor(g.reshape(shape), dtype=getattr(lib, dtype))
+            opt.step()
+            out.append(p.detach().numpy().copy())
+    for e, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(e, t, rtol=1e-6 if dtype == "float32" else 1e-12)

@@ -13,6 +13,7 @@ from ember.optim.elementwise import (
     full_state,
     half_add,
     half_lerp_,
+    lerp_,
     lr_of,
     next_step,
     rounded,
@@ -114,13 +115,12 @@ class Adafactor(ElementwiseOptimizer):
         square = g * g
         if p.ndim > 1:
             row, col = state["row_var"]._data, state["col_var"]._data
-            row += beta * (square.mean(axis=-1, keepdims=True) - row)
-            col += beta * (square.mean(axis=-2, keepdims=True) - col)
+            lerp_(row, square.mean(axis=-1, keepdims=True), beta)
+            lerp_(col, square.mean(axis=-2, keepdims=True), beta)
             var = xp.matmul(row, col)
             var /= xp.maximum(row.mean(axis=-2, keepdims=True), eps1)
         else:
-            var = state["variance"]._data
-            var += beta * (square - var)
+            var = lerp_(state["variance"]._data, square, beta)
         step = g / xp.sqrt(xp.maximum(var, eps1 * eps1))
         data -= alpha / max(1.0, _rms(xp, step) / d) * step
 
