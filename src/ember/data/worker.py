@@ -182,8 +182,13 @@ def worker_loop(dataset: Any, is_iterable: bool, index_queue: Any, result_queue:
             count += 1
             data = shared.pack(fetcher.fetch(index), f"{shm_prefix}{worker_id}-{count}", use_shm)
         except StopIteration:
-            iterable_done = is_iterable
-            data = IterableEnd(worker_id)
+            if is_iterable:
+                iterable_done = True
+                data = IterableEnd(worker_id)
+            else:  # (a map-style item's: re-raised in the main process, it ends the epoch
+                # there, as without workers; as the end of this worker's share, the batches
+                # after it came on and the one that raised was silently dropped)
+                data = ExceptionWrapper(f"in DataLoader worker process {worker_id}")
         except Exception:
             data = ExceptionWrapper(f"in DataLoader worker process {worker_id}")
         send(result_queue, idx, data, worker_id)
