@@ -93,3 +93,32 @@ def test_vector_norm_takes_x_or_input_as_torch():
             lib.linalg.vector_norm(lib.tensor(_A), input=lib.tensor(_A))
         with pytest.raises(TypeError):
             lib.linalg.vector_norm()
+
+
+@pytest.mark.parametrize("uplo", ["l", "u"])
+def test_eigh_takes_a_lowercase_uplo_as_torch(uplo):
+    # torch upper-cases UPLO; Ember refused 'l' and 'u' (ArgumentError)
+    a = np.array([[2.0, 1.0, 0.5], [-3.0, 4.0, 1.0], [7.0, 0.0, 1.0]])
+    for fn in ("eigh", "eigvalsh"):
+        ours = getattr(ember.linalg, fn)(ember.tensor(a), UPLO=uplo)
+        theirs = getattr(torch.linalg, fn)(torch.tensor(a), UPLO=uplo)
+        np.testing.assert_allclose(np.asarray((ours if fn == "eigvalsh" else ours[0])._data),
+                                   (theirs if fn == "eigvalsh" else theirs[0]).numpy(),
+                                   rtol=1e-12)
+    with pytest.raises(ember.errors.ArgumentError, match="UPLO must be 'L' or 'U'"):
+        ember.linalg.eigh(ember.tensor(a), UPLO=uplo * 2)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int16", "int8"])
+def test_ldl_solve_takes_pivots_of_any_integer_dtype_as_torch(dtype):
+    # torch casts them; Ember refused all but int32 (a ShapeError); floats stay refused
+    a = np.array([[0.0, 2.0, 1.0], [2.0, 1.0, 3.0], [1.0, 3.0, -2.0]])
+    b = np.arange(6.0).reshape(3, 2)
+    out = []
+    for lib in (ember, torch):
+        ld, piv = lib.linalg.ldl_factor(lib.tensor(a))
+        out.append(lib.linalg.ldl_solve(ld, piv.to(getattr(lib, dtype)), lib.tensor(b)).numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-12)
+    ld, piv = ember.linalg.ldl_factor(ember.tensor(a))
+    with pytest.raises(ember.DTypeError, match="pivots must be integers"):
+        ember.linalg.ldl_solve(ld, piv.double(), ember.tensor(b))

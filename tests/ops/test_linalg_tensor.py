@@ -127,8 +127,8 @@ def test_ldl_singular_errors_and_no_derivative():
     ld, piv = ember.linalg.ldl_factor(ember.eye(2))
     with pytest.raises(ember.ShapeError, match="B must be a batch of matrices with 2 rows"):
         ember.linalg.ldl_solve(ld, piv, ember.ones(3, 1))
-    with pytest.raises(ember.ShapeError, match="pivots must be int32"):
-        ember.linalg.ldl_solve(ld, piv.long(), ember.ones(2, 1))
+    with pytest.raises(ember.ShapeError, match=r"pivots must have shape \(\*, 2\)"):
+        ember.linalg.ldl_solve(ld, piv[:1], ember.ones(2, 1))  # (int64 ones pass, as torch's)
     a = ember.eye(2, dtype=ember.float64).requires_grad_()
     with pytest.raises(ember.GradError, match="ldl_factor: it has no derivative"):
         ember.linalg.ldl_factor(a).LD.sum().backward()

@@ -353,10 +353,10 @@ def eigh(input: Tensor, UPLO: str = "L") -> return_types.linalg_eigh:  # noqa: N
         tensor([1., 2.])
     """
     A = input  # (PyTorch's keyword name)
-    if UPLO not in ("L", "U"):
+    if not isinstance(UPLO, str) or UPLO.upper() not in ("L", "U"):  # (either case, as torch)
         raise ArgumentError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     check_matrix("linalg.eigh", A, complex_ok=True)
-    return return_types.linalg_eigh(*apply(Eigh, A, UPLO=UPLO))
+    return return_types.linalg_eigh(*apply(Eigh, A, UPLO=UPLO.upper()))
 
 
 def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803

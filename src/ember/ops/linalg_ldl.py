@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ember import dtypes, return_types
-from ember.errors import GradError, IndexOutOfRange, ShapeError, describe
+from ember.errors import DTypeError, GradError, IndexOutOfRange, ShapeError, describe
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.linalg_solve import (
     LinAlgError,
@@ -300,9 +300,13 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803
     if B.ndim < 2 or B.shape[-2] != LD.shape[-1]:
         raise ShapeError(f"{op}: B must be a batch of matrices with {LD.shape[-1]} rows (LD is "
                          f"{describe(LD.shape, LD.dtype)}), got {describe(B.shape, B.dtype)}")
-    if pivots.dtype is not dtypes.int32 or tuple(pivots.shape[-1:]) != (LD.shape[-1],):
-        raise ShapeError(f"{op}: pivots must be int32 of shape (*, {LD.shape[-1]}) as "
-                         f"ldl_factor returns them, got {describe(pivots.shape, pivots.dtype)}")
+    if pivots.dtype.category != dtypes.INT:  # (any integer dtype, as PyTorch's)
+        raise DTypeError(f"{op}: pivots must be integers as ldl_factor returns them, got "
+                         f"{describe(pivots.shape, pivots.dtype)}")
+    if tuple(pivots.shape[-1:]) != (LD.shape[-1],):
+        raise ShapeError(f"{op}: pivots must have shape (*, {LD.shape[-1]}) as ldl_factor "
+                         f"returns them, got {describe(pivots.shape, pivots.dtype)}")
+    pivots = pivots.to(dtypes.int32)
     batch_of(op, LD, B, names="LD and B")
     batches = (tuple(LD.shape[:-2]), tuple(pivots.shape[:-1]), tuple(B.shape[:-2]))
     try:
