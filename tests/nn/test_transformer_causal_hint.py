@@ -37,3 +37,44 @@ def test_encoder_layer_causal_hint_with_a_mask_as_torch(mask_dtype, activation, 
         got = e_layer(ember.tensor(x.numpy()), src_mask=ember.tensor(mask.numpy()),
                       is_causal=True)
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("module", ["attention", "encoder_layer"])
+@pytest.mark.parametrize("fastpath", [True, False])
+def test_the_mha_fastpath_switch_as_torch(module, fastpath):
+    torch.manual_seed(0)
+    if module == "attention":
+        t_mod = torch.nn.MultiheadAttention(8, 2, batch_first=True).eval()
+        e_mod = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    else:
+        t_mod = torch.nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True).eval()
+        e_mod = nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True).eval()
+    copy_state(t_mod, e_mod)
+    x = torch.randn(2, 4, 8)
+    ex = ember.tensor(x.numpy())
+    mask = torch.tensor([[False, True, False, False]] * 4)
+    kw = {"need_weights": False} if module == "attention" else {}
+    name = "attn_mask" if module == "attention" else "src_mask"
+    try:
+        torch.backends.mha.set_fastpath_enabled(fastpath)
+        ember.backends.mha.set_fastpath_enabled(fastpath)
+        assert ember.backends.mha.get_fastpath_enabled() is fastpath
+        with torch.no_grad():
+            want = t_mod(*(x,) * (3 if module == "attention" else 1), is_causal=True,
+                         **{name: mask}, **kw)
+        with ember.no_grad():
+            got = e_mod(*(ex,) * (3 if module == "attention" else 1), is_causal=True,
+                        **{name: ember.tensor(mask.numpy())}, **kw)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(True)
+        ember.backends.mha.set_fastpath_enabled(True)
+    want, got = (want[0], got[0]) if module == "attention" else (want, got)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-5)
+
+
+def test_mha_backend_docstring_examples():
+    import doctest
+
+    from ember.backends import mha
+    result = doctest.testmod(mha, extraglobs={"ember": ember})
+    assert result.failed == 0 and result.attempted > 0

@@ -18,6 +18,6 @@ Example:
     >>> ember.backends.cudnn.benchmark = False
 """
 
-from ember.backends import cuda, cudnn, mkl, mkldnn, mps, openmp, quantized
+from ember.backends import cuda, cudnn, mha, mkl, mkldnn, mps, openmp, quantized
 
-__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "quantized"]
+__all__ = ["cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp", "quantized"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.autograd.grad_mode import is_grad_enabled
+from ember.backends import mha
 from ember.errors import ArgumentError, ShapeError
 from ember.nn import init
 from ember.nn.linear import NonDynamicallyQuantizableLinear, _empty
@@ -94,11 +95,13 @@ class MultiheadAttention(Module):
         """Whether PyTorch would run this call on its fused inference path (which merges
         ``attn_mask`` and ignores ``is_causal``): batched self-attention, ``batch_first``, in
         eval mode with nothing to differentiate, packed biased weights, an even number of
-        heads, no ``bias_k``/``add_zero_attn``, a boolean mask. (Its autocast condition reads
-        the CUDA flag, never on here.)"""
+        heads, no ``bias_k``/``add_zero_attn``, a boolean mask, and the path not switched off
+        (:mod:`ember.backends.mha`). (Its autocast condition reads the CUDA flag, never on
+        here.)"""
         tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
                    self.out_proj.bias)
-        return (query.ndim == 3 and query is key and key is value and not self.training
+        return (mha.get_fastpath_enabled() and query.ndim == 3 and query is key
+                and key is value and not self.training
                 and self.batch_first and self.num_heads % 2 == 0 and self.bias_k is None
                 and not self.add_zero_attn and self.in_proj_weight is not None
                 and self.in_proj_bias is not None

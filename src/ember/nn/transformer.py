@@ -10,6 +10,7 @@ from typing import Any
 
 import ember
 from ember.autograd.grad_mode import is_grad_enabled
+from ember.backends import mha
 from ember.errors import ArgumentError, ShapeError
 from ember.nn import functional as F
 from ember.nn import init
@@ -98,9 +99,11 @@ class TransformerEncoderLayer(_Layer):
         """Whether PyTorch would run this call on its fused encoder-layer kernel (which reads
         the masks and not the ``is_causal`` hint): batched, eval mode, nothing to
         differentiate, ``batch_first`` self-attention with packed biased weights and an even
-        number of heads, relu or gelu, equal norm eps, no forward hooks."""
+        number of heads, relu or gelu, equal norm eps, no forward hooks, the path not
+        switched off (:mod:`ember.backends.mha`)."""
         attn = self.self_attn
-        return (src.ndim == 3 and not self.training and attn.batch_first
+        return (mha.get_fastpath_enabled() and src.ndim == 3 and not self.training
+                and attn.batch_first
                 and attn.in_proj_bias is not None and attn._qkv_same_embed_dim
                 and self.activation_relu_or_gelu != 0 and self.norm1.eps == self.norm2.eps
                 and attn.num_heads % 2 == 0
