@@ -31,6 +31,9 @@ class MultiheadAttention(Module):
     mask as well); with ``attn_mask`` and ``need_weights=False`` (and no key padding mask),
     the causal mask alone is used, except where PyTorch's fused inference path would run (eval
     mode, no grad, ``batch_first`` self-attention): it uses ``attn_mask``, as PyTorch does.
+    A query row masked whole is as in ``F.multi_head_attention_forward`` on every path:
+    PyTorch's fused path (and ``TransformerEncoderLayer``'s) gives NaN there with
+    ``need_weights=False``, Ember zeros.
 
     Example:
         >>> mha = nn.MultiheadAttention(8, 2, batch_first=True)
