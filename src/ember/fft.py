@@ -356,7 +356,7 @@ def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | N
 
 # -- frequencies and shifts ---------------------------------------------------------------------
 def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, layout: Any = None,
-            device: Any = None, requires_grad: bool = False) -> Tensor:
+            device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """The sample frequencies of an ``n``-point DFT with sample spacing ``d``:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``.
 
@@ -371,7 +371,7 @@ def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, layout: Any = None,
 
 
 def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, layout: Any = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
+             device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """The sample frequencies of :func:`rfft`'s ``n // 2 + 1`` outputs: ``[0, 1, ..., n // 2]
     / (d * n)``.
 

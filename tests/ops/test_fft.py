@@ -340,3 +340,11 @@ def test_flops_are_counted():
 
     assert FFTC2C.flops(TensorSpec((8,), ember.complex64), dims=(0,), inverse=False,
                         norm="backward") == 5 * 8 * 3
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+def test_frequencies_take_pin_memory_as_torch(name):
+    # (a TypeError: unexpected keyword argument 'pin_memory')
+    mine = getattr(ember.fft, name)(5, 0.5, pin_memory=False)
+    ref = getattr(torch.fft, name)(5, 0.5, pin_memory=False)
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-6)

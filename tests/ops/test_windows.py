@@ -56,3 +56,28 @@ def test_logspace(args, kw):
 
 def test_logspace_errors():
     raises_like_torch(lambda lib: lib.logspace(0, 1, -1), ember.ShapeError, "non-negative")
+
+
+NAMES = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("periodic", [None, 0, 1, "yes", 2.0])
+def test_periodic_must_be_a_bool_as_torch(name, periodic):
+    # (None and 0 gave the symmetric window, 1/"yes"/2.0 the periodic one, silently)
+    raises_like_torch(lambda lib: getattr(lib, name)(4, periodic), TypeError,
+                      "periodic must be a bool")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_bool_length_is_refused_as_torch(name):
+    # (True was read as a length of 1)
+    raises_like_torch(lambda lib: getattr(lib, name)(True), TypeError, "must be an int")
+    # (torch.signal.windows.hann takes it, as before)
+    assert_same(ember.signal.windows.hann(True), torch.signal.windows.hann(True))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_windows_take_pin_memory_as_torch(name):
+    assert_same(getattr(ember, name)(5, pin_memory=False),
+                getattr(torch, name)(5, pin_memory=False), rtol=1e-6, atol=1e-6)

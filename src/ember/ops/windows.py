@@ -4,6 +4,8 @@
 Each is a function of ``n / (M - 1)`` over a symmetric window of ``M`` points; a *periodic*
 window of length ``N`` (the default, what ``stft`` wants) is the symmetric one of ``N + 1``
 points without its last. Computed in float64, then cast to ``dtype`` (a floating one).
+``window_length`` is an int (not a bool) and ``periodic`` a bool, as PyTorch's parser wants;
+``pin_memory=`` is accepted, as by the other factories (the CPU has nothing to pin).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError, type_name
+from ember.errors import ArgumentTypeError, DTypeError, ShapeError, type_name
 from ember.ops.bessel import i0e
 from ember.ops.creation import arange, check_strided, full_like, ones, tensor
 from ember.ops.unary import abs, cos, exp, sqrt
@@ -34,10 +36,15 @@ def make_window(op: str, length: int, periodic: bool, dtype: Any, layout: Any, d
     if not dt.is_floating_point:
         raise DTypeError(f"{op}: expects a floating point dtype, got {dt.name}")
     try:
+        if isinstance(length, bool):  # (no length: torch refuses True, as it does a float)
+            raise TypeError
         length = operator.index(length)
     except TypeError:
-        raise TypeError(f"{op}: window_length must be an int, got "
-                        f"{type_name(length)}") from None
+        raise ArgumentTypeError(f"{op}: window_length must be an int, got "
+                                f"{type_name(length)}") from None
+    if not isinstance(periodic, bool):  # (None or 0 silently gave the symmetric window)
+        raise ArgumentTypeError(f"{op}: periodic must be a bool, got {type_name(periodic)} "
+                                f"{periodic!r}. Hint: periodic=True (for stft) or periodic=False")
     if length < 0:
         raise ShapeError(f"{op}: requires a non-negative window_length, got {length}")
     if length < ones_below:
@@ -92,7 +99,8 @@ def bartlett_shape(n: Tensor, span: int) -> Tensor:
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+                layout: Any = None, device: Any = None, requires_grad: bool = False,
+                pin_memory: bool = False) -> Tensor:
     """The Hann window, ``0.5 - 0.5 cos(2πn / (M - 1))``.
 
     Example:
@@ -105,7 +113,8 @@ def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
                    beta: float = 0.46, *, dtype: Any = None, layout: Any = None,
-                   device: Any = None, requires_grad: bool = False) -> Tensor:
+                   device: Any = None, requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:
     """The Hamming window, ``alpha - beta cos(2πn / (M - 1))``.
 
     Example:
@@ -117,7 +126,8 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                    layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+                    layout: Any = None, device: Any = None, requires_grad: bool = False,
+                    pin_memory: bool = False) -> Tensor:
     """The Blackman window, ``0.42 - 0.5 cos(2πn / (M - 1)) + 0.08 cos(4πn / (M - 1))``.
 
     Example:
@@ -129,7 +139,8 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = N
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                    layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+                    layout: Any = None, device: Any = None, requires_grad: bool = False,
+                    pin_memory: bool = False) -> Tensor:
     """The Bartlett (triangular) window, ``1 - |2n / (M - 1) - 1|``.
 
     Example:
@@ -142,7 +153,7 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = N
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
                   dtype: Any = None, layout: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """The Kaiser window, ``I0(beta sqrt(1 - (2n / (M - 1) - 1)²)) / I0(beta)``.
 
     Example:

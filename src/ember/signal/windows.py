@@ -44,8 +44,10 @@ def _window(name: str, M: int, sym: bool, dtype: Any, layout: Any, device: Any,
         raise ArgumentError(f"{name} expects float32 or float64 dtypes, got: {dt.name}")
     if check is not None:
         check()
-    return make_window(name, M, not sym, dt, None, device, requires_grad, shape,
-                       ones_below=ones_below)  # (layout: checked above, in torch's order)
+    # (a bool M is taken as an int, as torch's cosine-sum windows take it; the top-level
+    # *_window functions refuse it, as torch's)
+    return make_window(name, int(M) if isinstance(M, bool) else M, not sym, dt, None, device,
+                       requires_grad, shape, ones_below=ones_below)  # (layout: checked above)
 
 
 def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: bool = True,
