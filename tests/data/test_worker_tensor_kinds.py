@@ -60,3 +60,27 @@ def test_strided_slice_arrives_dense_with_its_values():
                             multiprocessing_context="fork"))
     assert [t.tolist() for t in got] == [[0.0, 3.0, 6.0, 9.0], [1.0, 4.0, 7.0]]
     assert [t.is_contiguous() for t in got] == [True, True]
+
+
+class OwnPickle(ember.Tensor):
+    def __reduce__(self):
+        return _own_pickled, (self.tolist(),)
+
+
+def _own_pickled(values: list) -> OwnPickle:
+    made = ember.tensor(values).as_subclass(OwnPickle)
+    made.how = "own pickle"
+    return made
+
+
+def test_a_subclass_with_its_own_reduce_is_pickled_its_way():
+    class Items(D.Dataset):
+        def __len__(self) -> int:
+            return 1
+
+        def __getitem__(self, i: int) -> ember.Tensor:
+            return ember.arange(3.0).as_subclass(OwnPickle)
+
+    got = next(iter(D.DataLoader(Items(), batch_size=None, num_workers=1,
+                                 multiprocessing_context="fork")))
+    assert type(got) is OwnPickle and got.how == "own pickle" and got.tolist() == [0.0, 1.0, 2.0]

@@ -87,13 +87,16 @@ def _map(data: Any, fn: Any) -> Any:
 def _tensor_parts(t: Tensor) -> tuple[np.ndarray, tuple] | None:
     """The bytes of ``t`` to copy and the rest of :func:`rebuilt`'s arguments, as a pickle
     keeps them (strides, class, attributes: a transposed or expanded tensor, a ``Parameter``
-    or a subclass arrives as it was sent, as PyTorch's); None for a meta tensor. A tensor with
-    gaps between its elements (a strided slice, a column) is made dense first, so the rows
-    between are not copied."""
+    or a subclass arrives as it was sent, as PyTorch's); None for a meta tensor or a subclass
+    with its own ``__reduce__`` (pickled as it asks). A tensor with gaps between its elements
+    (a strided slice, a column) is made dense first, so the rows between are not copied."""
     a = t._data
     if (type(t) is Tensor and isinstance(a, np.ndarray) and a.flags.c_contiguous
             and t._device.type == "cpu" and not getattr(t, "__dict__", None)):
         return a, ("cpu", t.requires_grad)  # (the common case, without pickled's look-ups)
+    cls = type(t)
+    if cls.__reduce__ is not Tensor.__reduce__ or cls.__reduce_ex__ is not Tensor.__reduce_ex__:
+        return None  # (a subclass that pickles its own way)
     _, (span, device, grad, layout, cls, attributes) = pickled(t)
     if layout is None:
         return None
@@ -120,7 +123,7 @@ def pack(batch: Any, name: str, use_shm: bool) -> Packed:
                                 "processes. Hint: detach() it in the dataset or collate_fn")
             parts = _tensor_parts(leaf)
             if parts is None:
-                return leaf  # (a meta tensor: pickled)
+                return leaf  # (pickled)
             array, tensor = parts
         elif type(leaf) is np.ndarray and leaf.dtype.kind not in "OSU":
             array = leaf  # (a subclass, such as a masked array, is pickled)
