@@ -7,7 +7,7 @@ import torch
 
 import ember
 import ember.nn.functional as F
-from ember.errors import DTypeError, IndexOutOfRange
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 
 RNG = np.random.default_rng(63)
 LP = np.log(RNG.dirichlet(np.ones(5), size=(6, 3)))  # (T, N, C) log-probabilities
@@ -166,3 +166,26 @@ def test_multilabel_margin_loss_of_infinite_logits_as_torch():
     mine[ember.tensor([0, 2])].sum().backward()
     np.testing.assert_array_equal(mine.detach().numpy(), ref.detach().numpy())
     np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["binary_cross_entropy", "binary_cross_entropy_with_logits"])
+def test_binary_losses_refuse_a_weight_that_broadcasts_past_the_input_as_torch(name):
+    p, y, w = 1 / (1 + np.exp(-X)), Y, RNG.random((2, 3, 4))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        getattr(torch.nn.functional, name)(torch.tensor(p), torch.tensor(Y),
+                                           weight=torch.tensor(w))
+    with pytest.raises(ShapeError, match=rf"{name}: weight of shape \(2, 3, 4\) must broadcast "
+                                         r"to the input's shape \(3, 4\)"):
+        getattr(F, name)(ember.tensor(p), ember.tensor(y), weight=ember.tensor(w))
+    # one that broadcasts to it is taken, as in PyTorch
+    mine = getattr(F, name)(ember.tensor(p), ember.tensor(y), weight=ember.tensor(W[None]))
+    ref = getattr(torch.nn.functional, name)(torch.tensor(p), torch.tensor(Y),
+                                             weight=torch.tensor(W[None]))
+    np.testing.assert_allclose(mine.item(), ref.item(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("target", [np.array([0, 1, 2], dtype=np.uint8), np.full((3, 4), 0.25)])
+def test_cross_entropy_names_a_weight_of_the_wrong_class_count(target):
+    with pytest.raises(ShapeError, match=r"cross_entropy: weight has shape \(5,\) but there "
+                                         r"are 4 classes"):
+        F.cross_entropy(ember.tensor(X), ember.tensor(target), weight=ember.ones(5))

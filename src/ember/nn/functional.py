@@ -17,6 +17,13 @@ from ember.ops.adaptive_avg_pool import (
     adaptive_avg_pool3d,
 )
 from ember.ops.attention import scaled_dot_product_attention
+from ember.ops.binary_loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    gaussian_nll_loss,
+    kl_div,
+    poisson_nll_loss,
+)
 from ember.ops.conv import (
     conv1d,
     conv2d,
@@ -53,16 +60,11 @@ from ember.ops.linear import bilinear, linear
 from ember.ops.linear_cross_entropy import linear_cross_entropy
 from ember.ops.local_response_norm import local_response_norm
 from ember.ops.loss import (
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
     cross_entropy,
-    gaussian_nll_loss,
     huber_loss,
-    kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
-    poisson_nll_loss,
     smooth_l1_loss,
 )
 from ember.ops.lp_pool import lp_pool1d, lp_pool2d, lp_pool3d

@@ -21,6 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ember.errors import ArgumentError, ShapeError
+from ember.ops.binary_loss import binary_cross_entropy_with_logits as _bce_with_logits
+from ember.ops.binary_loss import kl_div_reduced
+from ember.ops.binary_loss import poisson_nll_loss as _poisson_nll_loss
 from ember.ops.conv import (
     conv1d,
     conv2d,
@@ -35,9 +38,6 @@ from ember.ops.dropout import channel_dropout
 from ember.ops.dropout import dropout as _dropout
 from ember.ops.dropout import feature_alpha_dropout as _feature_alpha_dropout
 from ember.ops.embedding import embedding as _embedding
-from ember.ops.loss import binary_cross_entropy_with_logits as _bce_with_logits
-from ember.ops.loss import kl_div_reduced
-from ember.ops.loss import poisson_nll_loss as _poisson_nll_loss
 from ember.ops.margin_loss import cosine_embedding_loss as _cosine_embedding_loss
 from ember.ops.margin_loss import hinge_embedding_loss as _hinge_embedding_loss
 from ember.ops.margin_loss import margin_ranking_loss as _margin_ranking_loss
