@@ -122,3 +122,23 @@ def test_ldl_solve_takes_pivots_of_any_integer_dtype_as_torch(dtype):
     ld, piv = ember.linalg.ldl_factor(ember.tensor(a))
     with pytest.raises(ember.DTypeError, match="pivots must be integers"):
         ember.linalg.ldl_solve(ld, piv.double(), ember.tensor(b))
+
+
+@pytest.mark.parametrize("driver", ["GELSD", "Gelsy", "GELS", "gelsS"])
+def test_lstsq_driver_in_any_case_as_torch(driver):
+    # torch lower-cases the driver; Ember refused 'GELSD' (ArgumentError)
+    a, b = _A[:, :2].copy(), _A[:, 2:].copy()
+    ours = ember.linalg.lstsq(ember.tensor(a), ember.tensor(b), driver=driver)
+    theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+    for mine, ref in zip(ours, theirs):
+        assert tuple(mine.shape) == tuple(ref.shape)
+        np.testing.assert_allclose(np.asarray(mine._data), ref.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [3.0, True])
+def test_vander_refuses_a_float_or_bool_n_as_torch(n):
+    # torch's parser takes only an int (it was truncated: N=3.7 gave 3 columns)
+    with pytest.raises(TypeError):
+        torch.linalg.vander(torch.ones(3), N=n)
+    with pytest.raises(TypeError, match="linalg.vander: N must be an int"):
+        ember.linalg.vander(ember.ones(3), N=n)

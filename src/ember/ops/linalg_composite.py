@@ -16,6 +16,7 @@ from ember.ops.broadcast import expand
 from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import arange, eye, ones, zeros
 from ember.ops.diagonal import diagonal as _diagonal
+from ember.ops.int_args import as_int
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
@@ -103,7 +104,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     if x.dtype is dtypes.bool_:
         raise DTypeError(f"{op}: x must be a floating or integer tensor, got bool. Hint: "
                          "call .long() on it")
-    N = x.shape[-1] if N is None else int(N)  # noqa: N806
+    N = x.shape[-1] if N is None else as_int(N, op, "N")  # noqa: N806
     if N < 2:
         raise ArgumentError(f"{op}: N must be greater than 1, got {N} (for x of shape "
                             f"{tuple(x.shape)})")

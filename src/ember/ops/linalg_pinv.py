@@ -298,7 +298,7 @@ def lstsq(input: Tensor, b: Tensor, rcond: float | None = None, *,
     """
     A, B = input, b  # (PyTorch's keyword names)
     op = "linalg.lstsq"
-    driver = "gelsy" if driver is None else driver
+    driver = "gelsy" if driver is None else driver.lower() if isinstance(driver, str) else driver
     if driver not in _DRIVERS:
         raise ArgumentError(f"{op}: driver must be one of {', '.join(_DRIVERS)} on the CPU, got "
                             f"{driver!r}")
