@@ -189,3 +189,29 @@ def test_cross_entropy_names_a_weight_of_the_wrong_class_count(target):
     with pytest.raises(ShapeError, match=r"cross_entropy: weight has shape \(5,\) but there "
                                          r"are 4 classes"):
         F.cross_entropy(ember.tensor(X), ember.tensor(target), weight=ember.ones(5))
+
+
+@pytest.mark.parametrize("target_dtype", ["float64", "float32", "int64"])
+@pytest.mark.parametrize("log_input", [True, False])
+def test_poisson_nll_loss_of_an_integer_input_promotes_as_torch(target_dtype, log_input):
+    counts, target = np.array([1, 2, 3]), np.array([0.5, 1.0, 2.0])
+    mine = F.poisson_nll_loss(ember.tensor(counts),
+                              ember.tensor(target, dtype=getattr(ember, target_dtype)),
+                              log_input=log_input, full=True)
+    ref = torch.nn.functional.poisson_nll_loss(
+        torch.tensor(counts), torch.tensor(target, dtype=getattr(torch, target_dtype)),
+        log_input=log_input, full=True)
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(mine.item(), ref.item(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("var", [0.5, np.full(3, 0.5)])
+def test_gaussian_nll_loss_of_an_integer_input_promotes_as_torch(var):
+    mean, target = np.array([1, 2, 3]), np.array([0.5, 1.0, 2.0], dtype=np.float32)
+    mine = F.gaussian_nll_loss(ember.tensor(mean), ember.tensor(target),
+                               ember.tensor(var) if isinstance(var, np.ndarray) else var)
+    ref = torch.nn.functional.gaussian_nll_loss(
+        torch.tensor(mean), torch.tensor(target),
+        torch.tensor(var) if isinstance(var, np.ndarray) else var)
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(mine.item(), ref.item(), rtol=1e-6)

@@ -24,6 +24,13 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 
+def _check_real(op: str, input: Tensor) -> None:
+    """Refuses a bool or complex input; an integer one promotes in the loss's arithmetic, as
+    in PyTorch."""
+    if not (isinstance(input, Tensor) and input.dtype.category == dtypes.INT):
+        _check_float(op, input)
+
+
 def _same_shape(op: str, input: Tensor, target: Tensor, weight: Tensor | None) -> None:
     """Refuses a target of another shape than the input's, and a weight that does not
     broadcast to it (PyTorch's loss has the input's shape: it never broadcasts past it)."""
@@ -149,7 +156,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
         tensor(1.)
     """
     reduction = _reduction("poisson_nll_loss", size_average, reduce, reduction)
-    _check_float("poisson_nll_loss", input)
+    _check_real("poisson_nll_loss", input)
     if log_input:
         loss = input.exp() - target * input
     else:
@@ -176,11 +183,12 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     """
     op = "gaussian_nll_loss"
     reduction = _reduction(op, None, None, reduction)
-    _check_float(op, input)
+    _check_real(op, input)
     if not isinstance(var, Tensor):
         if var < 0:
             raise ArgumentError(f"{op}: var has a negative entry ({var})")
-        var = _constant(input.device.xp.full(input.shape, var, dtype=input.dtype.np), input)
+        real = input.dtype if input.dtype.is_floating_point else dtypes.get_default_dtype()
+        var = _constant(input.device.xp.full(input.shape, var, dtype=real.np), input)
     elif bool((var._data < 0).any()):
         raise ArgumentError(f"{op}: var has negative entries")
     if tuple(var.shape) != tuple(input.shape):
