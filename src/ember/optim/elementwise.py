@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import CPU, compiled
-from ember.errors import ArgumentError, ArgumentTypeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.ops.addc_half import half_addc
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
@@ -171,20 +171,43 @@ class ElementwiseOptimizer(Optimizer):
                         g = half_add(p._device.xp, g, target._data, wd)
                     else:
                         g = g + wd * target._data
-                if target is not p:
-                    self._update_pairs(p, target, g, state, group)
-                elif not direct:
-                    self.update(p, g, state, group)
-                elif half:
-                    self.update_half(p, g, state, group)
-                else:
-                    self.update_float(p, g, state, group)
+                try:
+                    if target is not p:
+                        self._update_pairs(p, target, g, state, group)
+                    elif not direct:
+                        self.update(p, g, state, group)
+                    elif half:
+                        self.update_half(p, g, state, group)
+                    else:
+                        self.update_float(p, g, state, group)
+                except ValueError as err:  # (NumPy's broadcast error, when the state tells why)
+                    self._check_state_shapes(p, state, group, err)
+                    raise
                 _count_writes(p, state)
                 if not kept and state:
                     states[p] = state
             if looped:
                 self._step_looped(kernel, looped, group, decay, 0.0 if decoupled else wd,
                                   bool(maximize))
+
+    def _check_state_shapes(self, p: Tensor, state: dict[str, Any], group: dict[str, Any],
+                            err: Exception) -> None:
+        """A ShapeError, raised from ``err``, for a state tensor of another shape than a fresh
+        state of ``p`` has (``p``'s, if not made at the start): ``p`` changed shape after its
+        state was made (``p.data = ...``)."""
+        fresh: dict[str, Any] = {}
+        self.init_state(p, fresh, group)
+        for name, value in state.items():
+            want = fresh.get(name, p if self.state_shaped_like_params else None)
+            if isinstance(value, Tensor) and value.ndim and isinstance(want, Tensor) and \
+                    value.shape != want.shape:
+                raise ShapeError(
+                    f"{type(self).__name__}.step: state {name!r} has shape "
+                    f"{tuple(value.shape)} where its parameter, now of shape {tuple(p.shape)}, "
+                    f"needs {tuple(want.shape)} (it changed shape after the optimizer made its "
+                    "state, e.g. by p.data = ...). Hint: make the optimizer after the model "
+                    "takes its final shapes, or del optimizer.state[p] to start it afresh") \
+                    from err
 
     def _update_pairs(self, p: Tensor, pairs: Tensor, g: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:
