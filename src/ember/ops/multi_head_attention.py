@@ -184,13 +184,14 @@ def multi_head_attention_forward(
                             use_separate_proj_weight, batch_first)
     batch = 0 if batch_first else 1
     if not batched:
+        want = (num_heads, query.shape[0], key.shape[0])  # (checked first, as PyTorch)
+        if attn_mask is not None and attn_mask.ndim == 3 and tuple(attn_mask.shape) != want:
+            raise ShapeError(f"{_OP}: a 3-D attn_mask of unbatched inputs must have shape "
+                             f"(heads, target, source) = {want}, got "
+                             f"{tuple(attn_mask.shape)}")
         query, key, value = query.unsqueeze(batch), key.unsqueeze(batch), value.unsqueeze(batch)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
-        if attn_mask is not None and attn_mask.ndim == 3 and attn_mask.shape[0] != num_heads:
-            raise ShapeError(f"{_OP}: a 3-D attn_mask of unbatched inputs must have shape "
-                             f"(heads = {num_heads}, target, source), got "
-                             f"{tuple(attn_mask.shape)}")
     tgt_len, n, embed_dim = query.shape[1 - batch], query.shape[batch], query.shape[2]
     src_len = key.shape[1 - batch]
     if embed_dim != embed_dim_to_check:
