@@ -161,3 +161,23 @@ def test_what_torch_takes_still_matches(mode, shape, pad):
     want = F.pad(torch.tensor(x), pad, mode=mode).numpy()
     np.testing.assert_array_equal(ember.nn.functional.pad(ember.tensor(x), pad, mode=mode).numpy(),
                                   want)
+
+
+
+def _outcome(call):
+    try:
+        return call().tolist()
+    except (RuntimeError, ValueError, OverflowError):
+        return "refused"
+
+
+@pytest.mark.parametrize("value", [-1, -255, -256, 256])
+def test_a_negative_int_fill_for_unsigned_is_refused_by_pad_and_wrapped_by_constant_pad_nd(value):
+    # torch's F.pad checks the fill's range; constant_pad_nd wraps -1 to 255 as full does
+    assert _outcome(lambda: F.pad(torch.zeros(1, dtype=torch.uint8), (1, 0), value=value)) \
+        == "refused"
+    with pytest.raises(OverflowError, match="pad: .*uint8"):
+        ember.nn.functional.pad(ember.zeros(1, dtype=ember.uint8), (1, 0), value=value)
+    t = _outcome(lambda: torch.constant_pad_nd(torch.zeros(1, dtype=torch.uint8), (1, 0), value))
+    e = _outcome(lambda: ember.constant_pad_nd(ember.zeros(1, dtype=ember.uint8), (1, 0), value))
+    assert e == t

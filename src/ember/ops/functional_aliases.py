@@ -44,6 +44,7 @@ from ember.ops.margin_loss import margin_ranking_loss as _margin_ranking_loss
 from ember.ops.margin_loss import triplet_margin_loss as _triplet_margin_loss
 from ember.ops.normalization import _batch_norm, _instance_norm
 from ember.ops.pad import pad as _pad
+from ember.ops.pad import unsigned_wrapped
 from ember.tensor import Tensor
 
 __all__ = ["dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
@@ -304,7 +305,7 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: complex = 0) -> Te
         >>> ember.constant_pad_nd(ember.ones(2), (1, 2))
         tensor([0., 1., 1., 0., 0.])
     """
-    return _pad(input, pad, "constant", value)
+    return _pad(input, pad, "constant", unsigned_wrapped(input, value))
 
 _CONVS = {1: (conv1d, conv_transpose1d), 2: (conv2d, conv_transpose2d),
           3: (conv3d, conv_transpose3d)}

@@ -23,7 +23,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import CPU, Device
-from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, ShapeError, ValueOverflow
 from ember.layouts import (
     contiguous_format,
     memory_format,
@@ -110,6 +110,21 @@ def _fill_value(input: Tensor, value: object) -> object:
             raise ArgumentError(f"pad: the fill value {value!r} has an imaginary part, which a "
                                 f"{input.dtype.name} input cannot hold")
         return value.real
+    if isinstance(value, (int, np.integer)) and value < 0 and input.dtype.np.kind == "u":
+        # (full and fill_ wrap -1 to 255 in uint8, as PyTorch's; its pad refuses it)
+        raise ValueOverflow(f"pad: the fill value {value} cannot be converted to "
+                            f"{input.dtype.name} without overflow (its range is [0, "
+                            f"{np.iinfo(input.dtype.np).max}]). Hint: pad a signed dtype")
+    return value
+
+
+def unsigned_wrapped(input: Tensor, value: object) -> object:
+    """``constant_pad_nd``'s fill: a negative int for an unsigned ``input`` wrapped as
+    ``full`` wraps it (-1 is 255 in uint8, down to minus the dtype's maximum), as PyTorch's
+    ``constant_pad_nd`` does where its ``F.pad`` refuses it."""
+    if isinstance(value, (int, np.integer)) and value < 0 and isinstance(input, Tensor) and \
+            input.dtype.np.kind == "u" and -np.iinfo(input.dtype.np).max <= value:
+        return int(value) + int(np.iinfo(input.dtype.np).max) + 1
     return value
 
 
