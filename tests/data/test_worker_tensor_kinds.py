@@ -84,3 +84,16 @@ def test_a_subclass_with_its_own_reduce_is_pickled_its_way():
     got = next(iter(D.DataLoader(Items(), batch_size=None, num_workers=1,
                                  multiprocessing_context="fork")))
     assert type(got) is OwnPickle and got.how == "own pickle" and got.tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("num_workers", [0, 1])
+def test_a_tensor_met_twice_arrives_as_one_as_torch(num_workers):
+    def identities(data, lib):
+        x = lib.arange(4.0)
+        loader = data.DataLoader([{"a": x, "b": x, "c": [x]}], batch_size=None,
+                                 num_workers=num_workers,
+                                 multiprocessing_context="fork" if num_workers else None)
+        got = next(iter(loader))
+        return got["a"] is got["b"], got["c"][0] is got["a"]
+
+    assert identities(D, ember) == identities(tud, torch) == (True, True)

@@ -112,8 +112,14 @@ def pack(batch: Any, name: str, use_shm: bool) -> Packed:
     """Copies the batch's arrays into a new segment ``name`` (in a worker)."""
     arrays: list[tuple[Slot, np.ndarray]] = []
     end = 0
+    slots: dict[int, Any] = {}  # (a tensor met twice is one slot: it arrives as one tensor)
 
     def to_slot(leaf: Any) -> Any:
+        if id(leaf) not in slots:
+            slots[id(leaf)] = new_slot(leaf)
+        return slots[id(leaf)]
+
+    def new_slot(leaf: Any) -> Any:
         nonlocal end
         tensor = None
         if isinstance(leaf, Tensor):
@@ -167,9 +173,16 @@ def unpack(packed: Packed) -> Any:
         finally:
             os.unlink(path)
 
+    made: dict[int, Any] = {}
+
     def from_slot(leaf: Any) -> Any:
         if not isinstance(leaf, Slot):
             return leaf
+        if id(leaf) not in made:
+            made[id(leaf)] = from_new_slot(leaf)
+        return made[id(leaf)]
+
+    def from_new_slot(leaf: Slot) -> Any:
         if leaf.inline is not None:
             array = leaf.inline
         else:
