@@ -495,3 +495,13 @@ def test_data_parallel_runs_the_module_as_torch_does_without_accelerators():
     plain = nn.Linear(3, 2)
     plain.load_state_dict({k.removeprefix("module."): v for k, v in dp.state_dict().items()})
     assert nn.parallel.data_parallel(inner, (x,)).shape == (4, 2)
+
+
+@pytest.mark.parametrize("remove_duplicate", [True, False])
+def test_modules_remove_duplicate_counts_shared_submodules_as_torch(remove_duplicate):
+    def count(lib):
+        relu = lib.nn.ReLU()
+        model = lib.nn.Sequential(relu, lib.nn.Sequential(relu, lib.nn.Linear(2, 2)), relu)
+        return [type(m).__name__ for m in model.modules(remove_duplicate=remove_duplicate)]
+
+    assert count(ember) == count(torch)

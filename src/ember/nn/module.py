@@ -263,8 +263,16 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
             sub = prefix + ("." if prefix else "") + name
             yield from module.named_modules(memo, sub, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """This module and every submodule, depth first; a module reached twice is given
+        once unless ``remove_duplicate`` is False, as PyTorch's.
+
+        Example:
+            >>> relu = nn.ReLU()
+            >>> len(list(nn.Sequential(relu, relu).modules(remove_duplicate=False)))
+            3
+        """
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
