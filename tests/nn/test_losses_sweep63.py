@@ -215,3 +215,18 @@ def test_gaussian_nll_loss_of_an_integer_input_promotes_as_torch(var):
         torch.tensor(var) if isinstance(var, np.ndarray) else var)
     assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
     np.testing.assert_allclose(mine.item(), ref.item(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda p, t: F.kl_div(p, p),  # reduction 'mean' (and the ones under autocast's decorator)
+    lambda p, t: F.mse_loss(p[:, :1], p[:, 0]),
+    lambda p, t: F.cross_entropy(p, t, size_average=False),
+    lambda p, t: F.binary_cross_entropy_with_logits(p, p, reduction="elementwise_mean"),
+    lambda p, t: F.multi_margin_loss(p, t, reduce=False),
+    lambda p, t: ember.nn.KLDivLoss()(p, p),
+    lambda p, t: ember.nn.L1Loss(size_average=True),
+])
+def test_loss_warnings_name_the_users_line(call):
+    with pytest.warns(UserWarning) as caught:
+        call(ember.rand(3, 4), ember.tensor([0, 1, 2]))
+    assert [w.filename for w in caught] == [__file__] * len(caught)

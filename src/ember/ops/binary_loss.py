@@ -12,7 +12,7 @@ import warnings
 from ember import dtypes
 from ember.autograd.graph import name_node
 from ember.dtypes import result_type
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, user_stacklevel
 from ember.ops.bce import bce_terms, check_probabilities
 from ember.ops.bce_logits import bce_logits_terms
 from ember.ops.broadcast import broadcast_shapes, expand
@@ -122,7 +122,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     if reduction == "mean" and size_average is None and reduce is None:
         warnings.warn("kl_div: reduction 'mean' divides the total loss by both the batch size "
                       "and the support size; 'batchmean' divides only by the batch size, and "
-                      "aligns with the KL div math definition", UserWarning, stacklevel=2)
+                      "aligns with the KL div math definition", UserWarning,
+                      stacklevel=user_stacklevel())
     return kl_div_reduced(input, target, _reduction("kl_div", size_average, reduce, reduction),
                           log_target)
 

@@ -29,6 +29,7 @@ from ember.errors import (
     dtype_name,
     is_floating_input,
     refuse_non_tensor,
+    user_stacklevel,
 )
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.convert import autocast_mix, cast, float32_under_autocast, promote
@@ -53,13 +54,13 @@ def _reduction(op: str, size_average: bool | None, reduce: bool | None,
     """The reduction, reading PyTorch's deprecated ``size_average``/``reduce`` if given (with
     its deprecation warning)."""
     if size_average is not None or reduce is not None:
-        return legacy_reduction(size_average, reduce, stacklevel=4)
+        return legacy_reduction(size_average, reduce)
     # PyTorch's old name, taken with a warning by every loss (PyTorch 2.13 refuses it in
     # poisson_nll_loss, gaussian_nll_loss, multilabel_soft_margin_loss and
     # triplet_margin_with_distance_loss; Ember keeps one rule)
     if reduction == "elementwise_mean":
         warnings.warn("reduction='elementwise_mean' is deprecated. Please use "
-                      "reduction='mean' instead.", UserWarning, stacklevel=3)
+                      "reduction='mean' instead.", UserWarning, stacklevel=user_stacklevel())
         return "mean"
     if reduction not in _REDUCTIONS and not (op == "kl_div" and reduction == "batchmean"):
         valid = _REDUCTIONS + (("batchmean",) if op == "kl_div" else ())
@@ -68,8 +69,7 @@ def _reduction(op: str, size_average: bool | None, reduce: bool | None,
     return reduction
 
 
-def legacy_reduction(size_average: bool | None, reduce: bool | None,
-                     stacklevel: int = 3) -> str:
+def legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     """The reduction that PyTorch's deprecated ``size_average``/``reduce`` pair (None meaning
     True) stands for, warning as PyTorch does that the pair is deprecated."""
     if reduce is False:
@@ -77,7 +77,8 @@ def legacy_reduction(size_average: bool | None, reduce: bool | None,
     else:
         reduction = "sum" if size_average is False else "mean"
     warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{reduction}' instead.", UserWarning, stacklevel=stacklevel)
+                  f"reduction='{reduction}' instead.", UserWarning,
+                  stacklevel=user_stacklevel())
     return reduction
 
 
@@ -277,7 +278,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 def _pointwise(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
                bool_ok: bool = True) -> Tensor:
     """``input - target`` of :func:`_operands`."""
-    input, target = _operands(op, input, target, complex_ok, bool_ok, stacklevel=4)
+    input, target = _operands(op, input, target, complex_ok, bool_ok)
     return input - target
 
 
@@ -289,7 +290,7 @@ def _refuse_foreign(op: str, input: Any) -> None:
 
 
 def _operands(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
-              bool_ok: bool = True, stacklevel: int = 3) -> tuple[Tensor, Tensor]:
+              bool_ok: bool = True) -> tuple[Tensor, Tensor]:
     """``input`` and ``target`` checked, to be broadcast as PyTorch does, with its warning
     when the shapes differ (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely
     what was meant). A bool target counts as 0/1 in the input's dtype unless ``bool_ok`` is
@@ -305,7 +306,8 @@ def _operands(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
         shape = broadcast_shapes(tuple(input.shape), tuple(target.shape), op=op)
         warnings.warn(f"{op}: the target's shape {tuple(target.shape)} differs from the "
                       f"input's {tuple(input.shape)}; they broadcast to {tuple(shape)}, which is "
-                      f"likely wrong. Hint: give both the same shape", stacklevel=stacklevel)
+                      f"likely wrong. Hint: give both the same shape",
+                      stacklevel=user_stacklevel())
     return input, target
 
 
