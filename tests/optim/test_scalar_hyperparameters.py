@@ -1,7 +1,8 @@
-"""Adam/AdamW with tensor betas against PyTorch 2.13, which keeps them as tensors: the bias
-corrections are tensor arithmetic in the betas' dtype, a number over them is a reciprocal
-times it, and the first moment's lerp weight is ``1 - beta1`` cast to the parameters' dtype
-(Ember read the betas as floats: float64 parameters ended 1.5e-6 apart, bfloat16 ones 0.01)."""
+"""Hyperparameters that are not Python floats, against PyTorch 2.13. Tensor betas of
+Adam/AdamW stay tensors there: the bias corrections are tensor arithmetic in the betas' dtype,
+a number over them is a reciprocal times it, and the first moment's lerp weight is
+``1 - beta1`` cast to the parameters' dtype (Ember read them as floats: float64 parameters
+ended 1.5e-6 apart, bfloat16 ones 0.01). A NumPy float32 lr is NumPy's float32 arithmetic."""
 
 from __future__ import annotations
 
@@ -62,3 +63,19 @@ def test_float_betas_are_unchanged():
         opt.step()
         ref.step()
     np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adagrad", "Adamax", "NAdam", "ASGD",
+                                  "Adafactor", "RMSprop", "SGD"])
+def test_a_numpy_float32_lr_is_numpys_arithmetic_as_in_torch(name):
+    # (torch's step sizes are NumPy float32 arithmetic then, lr / bias_correction1 and the
+    # like; Ember's float(lr) made float64 parameters 1e-8 apart)
+    out = []
+    for lib in (ember, torch):
+        p = lib.tensor(np.linspace(-1.0, 1.0, 32), requires_grad=True)
+        opt = getattr(lib.optim, name)([p], lr=np.float32(0.05))
+        for i in range(6):
+            p.grad = lib.tensor(np.cos(np.arange(32) * (i + 1.0)))
+            opt.step()
+        out.append(p.detach().numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-13, atol=1e-15)
