@@ -494,8 +494,9 @@ def lr_of(group: dict[str, Any]) -> Any:
 def tensor_scalar(value: Any) -> Any:
     """A hyperparameter as a float, or a tensor's value as a NumPy scalar of its dtype: NumPy
     promotes two such scalars as PyTorch promotes two 0-d tensors (float32 and float64 give
-    float64), and one with a float keeps the scalar's dtype, as a 0-d tensor with a number."""
-    if isinstance(value, np.floating):  # (np.float32(0.1): NumPy's arithmetic in PyTorch too)
+    float64), and one with a float keeps the scalar's dtype, as a 0-d tensor with a number.
+    A NumPy float scalar stays one (PyTorch's Python arithmetic with it is NumPy's)."""
+    if isinstance(value, np.floating):
         return value
     if not isinstance(value, Tensor):
         return float(value)
