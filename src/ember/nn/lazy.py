@@ -45,13 +45,10 @@ def _is_placeholder(value: Tensor) -> bool:
     return is_lazy(value) or tuple(value.shape) == (0,)
 
 
-def _initialize(module: LazyModuleMixin, args: tuple) -> None:
-    """The forward pre-hook of a lazy module: builds the real layer for the first input's
-    size and takes over its state, keeping the parameter objects."""
-    if not args or not isinstance(args[0], Tensor):
-        raise TypeError(f"{type(module).__name__}: the first call needs a tensor input to "
-                        "infer the layer's size from")
-    real = module.cls_to_become(module._infer_size(args[0]), *module._lazy_args[0],
+def _materialize(module: LazyModuleMixin, input: Tensor) -> None:
+    """Builds the real layer for ``input``'s size and takes over its parameters (keeping the
+    parameter objects), buffers and attributes; the module keeps its class."""
+    real = module.cls_to_become(module._infer_size(input), *module._lazy_args[0],
                                 **module._lazy_args[1])
     real.train(module.training)
     for name, value in real._parameters.items():
@@ -61,19 +58,29 @@ def _initialize(module: LazyModuleMixin, args: tuple) -> None:
             with ember.no_grad():
                 mine.copy_(value)
         elif mine is not None and tuple(mine.shape) != tuple(value.shape):
-            raise ShapeError(f"{type(module).__name__}: the loaded parameter '{name}' has shape "
-                             f"{tuple(mine.shape)}, but the input {tuple(args[0].shape)} "
-                             f"needs {tuple(value.shape)}")
+            raise ShapeError(f"{type(module).__name__}: the parameter '{name}' (loaded or "
+                             f"initialized before) has shape {tuple(mine.shape)}, but the "
+                             f"input {tuple(input.shape)} needs {tuple(value.shape)}")
         real._parameters[name] = mine
     for name, mine in module._buffers.items():
         if name in module._lazy_buffers:  # the dtype and device of .to() before this call
             real._buffers[name] = real._buffers[name].to(dtype=mine.dtype, device=mine.device)
-        else:  # loaded from a state dict
+        else:  # loaded from a state dict, or materialized before
             real._buffers[name] = mine
+    module._lazy_buffers.clear()
+    module.__dict__.update({k: v for k, v in real.__dict__.items() if k not in _OWN_STATE})
+
+
+def _initialize(module: LazyModuleMixin, args: tuple) -> None:
+    """The forward pre-hook of a lazy module: materializes it for the first input's size
+    and makes it the real layer."""
+    if not args or not isinstance(args[0], Tensor):
+        raise TypeError(f"{type(module).__name__}: the first call needs a tensor input to "
+                        "infer the layer's size from")
+    _materialize(module, args[0])
     module._initialize_hook.remove()
     for key in ("_lazy_args", "_lazy_buffers", "_initialize_hook"):
         del module.__dict__[key]
-    module.__dict__.update({k: v for k, v in real.__dict__.items() if k not in _OWN_STATE})
     module.__class__ = module.cls_to_become
 
 
@@ -114,6 +121,29 @@ class LazyModuleMixin(Module):
         """Whether a parameter or buffer still waits for its shape."""
         return bool(self._lazy_buffers) or any(isinstance(p, UninitializedParameter)
                                                for p in self._parameters.values())
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Materializes the parameters and buffers for ``input``'s size, as the first call
+        would (a no-op once they are); the module becomes the real layer at its first call.
+
+        Example:
+            >>> m = nn.LazyLinear(3)
+            >>> m.initialize_parameters(ember.ones(2, 5)); tuple(m.weight.shape)
+            (3, 5)
+        """
+        if self.has_uninitialized_params():
+            _materialize(self, input)
+
+    def _sized(self) -> bool:
+        """Whether the shapes are known from an input (a loaded state dict does not set the
+        size attribute, so, as in PyTorch, resetting leaves loaded values alone)."""
+        return not self.has_uninitialized_params() and getattr(self, self._size_attr) != 0
+
+    def reset_parameters(self) -> None:
+        """The real layer's ``reset_parameters`` once the shapes are known from an input;
+        before, a no-op."""
+        if self._sized():
+            self.cls_to_become.reset_parameters(self)
 
     def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
                               strict: bool, missing_keys: list, unexpected_keys: list,
@@ -244,6 +274,12 @@ class _LazyNormBase(LazyModuleMixin):
         super().__init__(eps=eps, momentum=momentum, affine=affine,
                          track_running_stats=track_running_stats, device=device, dtype=dtype,
                          bias=bias)
+
+    def reset_running_stats(self) -> None:
+        """The real layer's ``reset_running_stats`` once the shapes are known; before, a
+        no-op."""
+        if self._sized():
+            self.cls_to_become.reset_running_stats(self)
 
     def _infer_size(self, input: Tensor) -> int:
         unbatched = input.ndim == self.cls_to_become._dims[0] and \
