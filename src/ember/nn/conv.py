@@ -174,30 +174,36 @@ class _ConvTransposeNd(_ConvNd):
                          groups, bias, padding_mode, device, dtype, output_padding)
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        output_padding = self.output_padding
-        if output_size is not None:
-            output_padding = self._output_padding(input, tuple(output_size))
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding,
+                                              self.kernel_size, self._n, self.dilation)
         return getattr(F, self._fn)(input, self.weight, self.bias, self.stride, self.padding,
                                     output_padding, self.groups, self.dilation)
 
-    def _output_padding(self, input: Tensor, output_size: tuple) -> tuple:
-        n = self._n
+    def _output_padding(self, input: Tensor, output_size: Any, stride: Any, padding: Any,
+                        kernel_size: Any, num_spatial_dims: int, dilation: Any = None) -> Any:
+        """The ``output_padding`` that gives ``output_size`` (``self.output_padding`` when
+        None) with the given geometry; PyTorch's signature, which subclasses call."""
+        if output_size is None:
+            return self.output_padding
+        n = num_spatial_dims
+        output_size = tuple(output_size)
         if len(output_size) not in (n, input.ndim):
             raise ArgumentError(f"{type(self).__name__}: for a {input.ndim}-D input, output_size "
                                 f"must have {n} or {input.ndim} elements (got {output_size})")
         output_size = output_size[-n:]
         spatial = input.shape[-n:]
+        dilation = (1,) * n if dilation is None else dilation
         pads = []
         for i in range(n):
-            least = ((spatial[i] - 1) * self.stride[i] - 2 * self.padding[i]
-                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            least = ((spatial[i] - 1) * stride[i] - 2 * padding[i]
+                     + dilation[i] * (kernel_size[i] - 1) + 1)
             extra = output_size[i] - least
-            if not 0 <= extra < max(self.stride[i], self.dilation[i]):
+            if not 0 <= extra < max(stride[i], dilation[i]):
                 raise ArgumentError(f"requested an output size of {output_size}, but valid sizes "
                                     f"for dim {i} range from {least} to "
-                                    f"{least + max(self.stride[i], self.dilation[i]) - 1}")
+                                    f"{least + max(stride[i], dilation[i]) - 1}")
             pads.append(extra)
-        return tuple(pads)
+        return pads
 
 
 class ConvTranspose1d(_ConvTransposeNd):
