@@ -473,3 +473,17 @@ def test_inv_and_solve_of_a_non_finite_matrix_spread_it_as_torch(dtype, bad, whe
         if not ember.linalg.inv_ex(ember.tensor(a)).info:  # (a singular one: all by LU)
             alone = call(ember, ember.tensor(good[None]), ember.tensor(b[:1])).numpy()
             np.testing.assert_array_equal(ours[0], alone[0])
+
+
+@pytest.mark.parametrize("column", [[0.0, np.nan, 1.0], [np.nan, 1.0, 2.0], [1.0, 0.0, np.nan],
+                                    [0.0, 0.0, np.nan]])
+def test_lu_pivoting_never_picks_a_nan_unless_it_comes_first_as_lapack(column):
+    # LAPACK's i?amax starts from the first element and a NaN never compares larger, so a
+    # NaN below a zero leaves a zero pivot: singular (info), as torch's
+    a = np.array([[column[0], 1.0, 2.0], [column[1], 3.0, 1.0], [column[2], 1.0, 5.0]])
+    t = torch.linalg.lu_factor_ex(torch.tensor(a))
+    e = ember.linalg.lu_factor_ex(ember.tensor(a))
+    assert e.pivots.tolist() == t.pivots.tolist()
+    assert e.info.item() == t.info.item()
+    assert ember.linalg.inv_ex(ember.tensor(a)).info.item() == \
+        torch.linalg.inv_ex(torch.tensor(a)).info.item()

@@ -142,3 +142,9 @@ def test_vander_refuses_a_float_or_bool_n_as_torch(n):
         torch.linalg.vander(torch.ones(3), N=n)
     with pytest.raises(TypeError, match="linalg.vander: N must be an int"):
         ember.linalg.vander(ember.ones(3), N=n)
+
+
+def test_ldl_solve_refuses_int64_pivots_beyond_int32_rather_than_wrapping_them():
+    ld, piv = ember.linalg.ldl_factor(ember.tensor([[4.0, 2.0], [2.0, 3.0]]))
+    with pytest.raises(IndexError, match="pivots must satisfy"):
+        ember.linalg.ldl_solve(ld, piv.long() + 2**32, ember.ones(2, 1))

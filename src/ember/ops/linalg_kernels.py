@@ -33,7 +33,9 @@ def lu(xp: Any, a: Any) -> tuple[Any, Any, Any]:
         column = out[:, j:, j]  # (complex: LAPACK's izamax compares |re| + |im|)
         size = xp.abs(column.real) + xp.abs(column.imag) if column.dtype.kind == "c" \
             else xp.abs(column)
-        p = j + xp.argmax(size, axis=1)
+        # (LAPACK's i?amax: the first largest; a NaN never wins, unless it comes first)
+        nan = xp.isnan(size)
+        p = j + xp.where(nan[:, 0], 0, xp.argmax(xp.where(nan, -1, size), axis=1))
         piv[:, j] = p + 1
         top = out[rows, j].copy()
         out[rows, j] = out[rows, p]

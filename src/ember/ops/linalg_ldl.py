@@ -306,7 +306,6 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803
     if tuple(pivots.shape[-1:]) != (LD.shape[-1],):
         raise ShapeError(f"{op}: pivots must have shape (*, {LD.shape[-1]}) as ldl_factor "
                          f"returns them, got {describe(pivots.shape, pivots.dtype)}")
-    pivots = pivots.to(dtypes.int32)
     batch_of(op, LD, B, names="LD and B")
     batches = (tuple(LD.shape[:-2]), tuple(pivots.shape[:-1]), tuple(B.shape[:-2]))
     try:
@@ -317,4 +316,5 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *,  # noqa: N803
                          f"{describe(B.shape, B.dtype)} do not broadcast: {batches[0]}, "
                          f"{batches[1]} and {batches[2]}. Hint: batch sizes must match or be "
                          "1") from None
+    pivots = pivots.to(dtypes.int64)  # (int32 would wrap 2**32 + 1 round to a valid 1)
     return apply(LDLSolve, LD, pivots, B, hermitian=hermitian and LD.dtype.is_complex)
