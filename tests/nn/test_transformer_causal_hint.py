@@ -78,3 +78,18 @@ def test_mha_backend_docstring_examples():
     from ember.backends import mha
     result = doctest.testmod(mha, extraglobs={"ember": ember})
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("mask", [np.zeros((4, 4), np.int32), np.zeros((1, 2, 4, 4), bool)])
+def test_encoder_layer_checks_a_mask_the_causal_hint_overrides_as_torch(mask):
+    # off torch's fused kernel the hint decides, but the mask is checked first (torch's
+    # canonical mask and attention's checks): an int or a 4-D mask is refused, not dropped
+    torch_layer = torch.nn.TransformerEncoderLayer(8, 2, 16, 0.0, activation=torch.tanh,
+                                                   batch_first=True).eval()
+    layer = nn.TransformerEncoderLayer(8, 2, 16, 0.0, activation=ember.tanh,
+                                       batch_first=True).eval()
+    x = np.zeros((2, 4, 8), np.float32)
+    with torch.no_grad(), pytest.raises(AssertionError):
+        torch_layer(torch.tensor(x), src_mask=torch.tensor(mask), is_causal=True)
+    with ember.no_grad(), pytest.raises((TypeError, ValueError)):
+        layer(ember.tensor(x), src_mask=ember.tensor(mask), is_causal=True)

@@ -20,6 +20,7 @@ from ember.nn.linear import Linear
 from ember.nn.module import Module
 from ember.nn.multihead_attention import MultiheadAttention
 from ember.nn.normalization import LayerNorm
+from ember.ops.multi_head_attention import additive
 from ember.tensor import Tensor
 
 __all__ = ["TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
@@ -116,8 +117,12 @@ class TransformerEncoderLayer(_Layer):
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
         if is_causal and src_mask is not None and src_key_padding_mask is None:
             # PyTorch's fused layer takes the mask; otherwise its layer hands attention the
-            # mask as floats, off attention's own fast path, where the hint alone decides
-            src_mask, is_causal = (src_mask, False) if self._fused(src) else (None, True)
+            # mask as floats, off attention's own fast path: attention checks it, then the
+            # hint alone decides
+            if self._fused(src):
+                is_causal = False
+            else:
+                src_mask = additive(src_mask, src.dtype, "src_mask")
         x = src
         if self.norm_first:
             y = self.norm1(x)

@@ -43,8 +43,9 @@ def check_mask_dtype(mask: Tensor, name: str, op: str = _OP) -> None:
                          f"with mask.bool()")
 
 
-def _additive(mask: Tensor | None, dtype: Any, name: str) -> Tensor | None:
-    """A boolean mask (True = not allowed) as ``-inf``/0; a float mask as it is."""
+def additive(mask: Tensor | None, dtype: Any, name: str) -> Tensor | None:
+    """A boolean mask (True = not allowed) as ``-inf``/0; a float mask as it is; another
+    dtype refused (:func:`check_mask_dtype`, naming the mask ``name``)."""
     if mask is None:
         return None
     check_mask_dtype(mask, name)
@@ -131,7 +132,7 @@ def _attn_mask(attn_mask: Tensor | None, is_causal: bool, dtype: Any, n: int, nu
     """The additive mask, (target, source) or (N, heads, target, source)."""
     if is_causal and attn_mask is None:
         attn_mask = ones(tgt_len, src_len, dtype=dtypes.bool, device=device).triu(1)
-    mask = _additive(attn_mask, dtype, "attn_mask")
+    mask = additive(attn_mask, dtype, "attn_mask")
     if mask is None:
         return None
     if tuple(mask.shape) == (tgt_len, src_len):
@@ -217,7 +218,7 @@ def multi_head_attention_forward(
                 f"({attn_mask.dtype.name})"
         warnings.warn(f"{_OP}: support for mismatched {kinds} is deprecated (as in PyTorch); "
                       f"use the same type for both", UserWarning, stacklevel=2)
-    padding = _additive(key_padding_mask, q.dtype, "key_padding_mask")
+    padding = additive(key_padding_mask, q.dtype, "key_padding_mask")
     extra = 0  # source positions appended by bias_k/bias_v and add_zero_attn
     if bias_k is not None:
         if static_k is not None or static_v is not None:
