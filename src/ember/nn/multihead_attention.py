@@ -29,8 +29,9 @@ class MultiheadAttention(Module):
     ``add_bias_kv`` appends a learned key and value to the source, ``add_zero_attn`` a zero
     one. ``is_causal=True`` without ``attn_mask`` builds the causal mask (PyTorch raises, or
     on its fused inference path attends to everything); with ``attn_mask`` and
-    ``need_weights=False`` (and no key padding mask), the causal mask alone is used, except where PyTorch's fused inference path would run (eval
-    mode, no grad, ``batch_first`` self-attention): it uses ``attn_mask``, as PyTorch does.
+    ``need_weights=False`` (and no key padding mask), the causal mask alone is used, except
+    where PyTorch's fused inference path would run (eval mode, no grad, ``batch_first``
+    self-attention): it uses ``attn_mask``, as PyTorch does.
     A query row masked whole is as in ``F.multi_head_attention_forward`` on every path:
     PyTorch's fused path (and ``TransformerEncoderLayer``'s) gives NaN there with
     ``need_weights=False``, Ember zeros.
