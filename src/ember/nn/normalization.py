@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 import warnings
 from collections import ChainMap
 from collections.abc import Mapping
@@ -26,8 +28,11 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"
 
 
 def _shape(normalized_shape: Any) -> tuple[int, ...]:
-    return (normalized_shape,) if isinstance(normalized_shape, int) else \
-        tuple(normalized_shape)
+    """``normalized_shape`` as a tuple; an integer (a NumPy one too, as PyTorch's
+    ``numbers.Integral``) is the one-dimensional shape."""
+    if isinstance(normalized_shape, numbers.Integral):
+        return (operator.index(normalized_shape),)
+    return tuple(normalized_shape)
 
 
 def _affine_parameters(module: Module, n: int, affine: bool, bias: bool, kw: dict) -> None:
