@@ -38,3 +38,15 @@ def test_subclass_forward_written_as_torchs():
     got = e(ember.tensor(x), output_size=(8, 8))
     want = torch.nn.functional.conv_transpose2d(torch.tensor(x), 2 * t.weight, t.bias, 2, 1, 1)
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+
+
+def test_numpy_integer_groups_as_torch():
+    # the module took np.int64 groups, and its first call refused them (conv2d: groups must
+    # be a positive int); torch takes any integer
+    x = np.random.default_rng(1).standard_normal((2, 4, 5, 5))
+    t = torch.nn.Conv2d(4, 6, 3, groups=np.int64(2)).double()
+    e = nn.Conv2d(4, 6, 3, groups=np.int64(2)).to(ember.float64)
+    e.load_state_dict({k: ember.tensor(v.numpy()) for k, v in t.state_dict().items()})
+    assert repr(e) == repr(t)
+    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(),
+                               t(torch.tensor(x)).detach().numpy(), rtol=1e-12)

@@ -3,6 +3,7 @@ arguments, parameter shapes and default initialisation (``kaiming_uniform_(a=√
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ember.errors import ArgumentError
@@ -32,6 +33,7 @@ class _ConvNd(Module):
                  output_padding: Any = 0) -> None:
         super().__init__()
         n = self._n
+        groups = operator.index(groups)  # (a NumPy integer too, as PyTorch)
         if groups <= 0:
             raise ArgumentError("groups must be a positive integer")
         if in_channels % groups or out_channels % groups:
