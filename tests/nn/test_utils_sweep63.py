@@ -152,3 +152,19 @@ def test_packed_sequence_cpu_takes_tensor_cpus_arguments():
     for lib in (torch, ember):  # (ember's cpu() took no arguments)
         packed = lib.nn.utils.rnn.pack_sequence([lib.ones(2), lib.ones(1)])
         assert packed.cpu(memory_format=lib.preserve_format) is packed
+
+
+def test_pad_sequence_takes_a_numpy_bool_padding_value_as_torch():
+    t = torch.nn.utils.rnn.pad_sequence([torch.ones(2), torch.ones(1)],
+                                        padding_value=np.bool_(True))
+    e = ember.nn.utils.rnn.pad_sequence([ember.ones(2), ember.ones(1)],
+                                        padding_value=np.bool_(True))
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+def test_packed_sequence_cpu_takes_to_arguments_as_torch():
+    t = torch.nn.utils.rnn.pack_sequence([torch.ones(3), torch.ones(2)])
+    e = ember.nn.utils.rnn.pack_sequence([ember.ones(3), ember.ones(2)])
+    assert str(t.cpu(torch.float64).data.dtype).split(".")[1] == \
+        str(e.cpu(ember.float64).data.dtype).split(".")[1]
+    assert e.cpu(device="cpu").data.dtype == ember.float32

@@ -69,6 +69,15 @@ def test_fill_value_must_have_one_element():
     np.testing.assert_array_equal(x.numpy(), [4, 4, 4])
 
 
+@pytest.mark.parametrize("value", [[1.0, 2.0, 3.0], (2.0,), "1", None])
+def test_fill_value_that_is_not_a_number_is_refused_as_torch(value):
+    # a list was broadcast as copy_ does ([[1, 2, 3], [1, 2, 3]]); torch's parser refuses it
+    with pytest.raises(TypeError):
+        torch.ones(2, 3).fill_(value)
+    with pytest.raises(TypeError, match="fill_.*must be a number"):
+        ember.ones(2, 3).fill_(value)
+
+
 def test_random_fills_have_the_right_moments_and_repeat():
     g = ember.Generator().manual_seed(3)
     u = ember.empty(50_000).uniform_(-2, 4, generator=g).numpy()

@@ -181,3 +181,10 @@ def test_a_negative_int_fill_for_unsigned_is_refused_by_pad_and_wrapped_by_const
     t = _outcome(lambda: torch.constant_pad_nd(torch.zeros(1, dtype=torch.uint8), (1, 0), value))
     e = _outcome(lambda: ember.constant_pad_nd(ember.zeros(1, dtype=ember.uint8), (1, 0), value))
     assert e == t
+
+
+def test_a_fill_value_nothing_is_filled_with_is_not_range_checked_as_torch():
+    for amounts in ((0, 0), (-1, 0)):
+        t = F.pad(torch.ones(2, dtype=torch.uint8), amounts, value=-1)
+        e = ember.nn.functional.pad(ember.ones(2, dtype=ember.uint8), amounts, value=-1)
+        assert e.tolist() == t.tolist()

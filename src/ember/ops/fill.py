@@ -5,13 +5,16 @@ version counters and views stay right."""
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
+
+import numpy as np
 
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.autograd.graph import name_node
 from ember.backend.meta import copy_out
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, cast_ready
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import Copy, cast
 from ember.ops.creation import as_tensor, empty_like
@@ -94,6 +97,11 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                             f"{tuple(value.shape)}")
     if isinstance(value, Tensor):
         value = value.reshape(())
+    elif type(value) not in _NUMBERS and not isinstance(value, (numbers.Number, np.bool_)) \
+            and not (isinstance(value, np.ndarray) and value.ndim == 0):
+        raise ArgumentTypeError(f"fill_(): argument 'value' must be a number or a one-element "
+                                f"tensor, not {type(value).__name__}. Hint: for a value per "
+                                f"element, use copy_")  # (a list was broadcast like copy_'s)
     elif not converts_unchecked(self.dtype, self.numel()):  # a number the dtype cannot hold
         check_fits("fill_", value, self.dtype)  # is an error (a tensor value wraps, as torch)
     return _write_from(self, value, "fill_")

@@ -86,7 +86,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     for d, before, after in pairs:
         _check_crop(input.shape, d, before, after, mode)
     if mode == "constant":
-        return _constant(input, pairs, _fill_value(input, value))
+        grows = any(before > 0 or after > 0 for _, before, after in pairs)
+        return _constant(input, pairs, _fill_value(input, value, grows))
     if mode not in _MODES:
         raise ArgumentError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
     if value is not None and value != 0:
@@ -97,9 +98,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
                   contiguous_format if mode == "circular" else suggested_format(input._data))
 
 
-def _fill_value(input: Tensor, value: object) -> object:
+def _fill_value(input: Tensor, value: object, grows: bool) -> object:
     """The constant mode's fill: a number; a complex one (as ``constant_pad_nd`` takes) for a
-    real input only when its imaginary part is zero, which is dropped."""
+    real input only when its imaginary part is zero, which is dropped; checked to fit the
+    dtype where something is filled (``grows``; else 0, unread, as PyTorch's)."""
     if value is None:
         return 0
     if not isinstance(value, (int, float, complex, np.number)):
@@ -110,6 +112,8 @@ def _fill_value(input: Tensor, value: object) -> object:
             raise ArgumentError(f"pad: the fill value {value!r} has an imaginary part, which a "
                                 f"{input.dtype.name} input cannot hold")
         return value.real
+    if not grows:
+        return 0
     if isinstance(value, (int, np.integer)) and value < 0 and input.dtype.np.kind == "u":
         # (full and fill_ wrap -1 to 255 in uint8, as PyTorch's; its pad refuses it)
         raise ValueOverflow(f"pad: the fill value {value} cannot be converted to "

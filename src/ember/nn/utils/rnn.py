@@ -93,9 +93,12 @@ class PackedSequence(namedtuple("PackedSequence",
                              for t in (self.sorted_indices, self.unsorted_indices))
         return type(self)(data, self.batch_sizes, sorted_, unsorted)
 
-    def cpu(self, **kwargs: Any) -> PackedSequence:
-        """On the CPU; ``kwargs`` as ``Tensor.cpu``'s (``memory_format``)."""
-        return self.to(device="cpu", **kwargs)
+    def cpu(self, *args: Any, **kwargs: Any) -> PackedSequence:
+        """On the CPU; the other arguments as :meth:`to`'s (a dtype, ``memory_format``), as
+        PyTorch's."""
+        if args:  # (a dtype or a device first: to's other forms take no device keyword)
+            return self.to(*args, **kwargs).to(device="cpu")
+        return self.to(**{**kwargs, "device": "cpu"})
 
     def cuda(self, device: Any = None, **kwargs: Any) -> PackedSequence:
         """On a CUDA device; ``kwargs`` as ``Tensor.cuda``'s (``non_blocking``,
@@ -167,8 +170,8 @@ def _check_tensors(op: str, name: str, sequences: list[Any]) -> None:
 def _padding_number(op: str, value: Any, dtype: ember.dtype) -> float:
     """``padding_value`` as the float PyTorch's ``pad_sequence`` takes (no None, string or
     complex number), checked to fit ``dtype`` as a float would be (-1 does not fit uint8)."""
-    real = isinstance(value, numbers.Real) or isinstance(value, Tensor) and value.ndim == 0 \
-        and not value.is_complex()
+    real = isinstance(value, (numbers.Real, np.bool_)) or isinstance(value, Tensor) and \
+        value.ndim == 0 and not value.is_complex()
     if not real:
         raise ArgumentTypeError(f"{op}(): argument 'padding_value' must be float, not "
                                 f"{type_name(value)}")
