@@ -230,3 +230,35 @@ def test_loss_warnings_name_the_users_line(call):
     with pytest.warns(UserWarning) as caught:
         call(ember.rand(3, 4), ember.tensor([0, 1, 2]))
     assert [w.filename for w in caught] == [__file__] * len(caught)
+
+
+@pytest.mark.parametrize("target_dtype", ["bfloat16", "float16"])
+def test_bce_with_logits_keeps_float32_logits_gradient_beside_a_half_target(target_dtype):
+    # the terms in float32 then rounded to the target's dtype: the input gradient as torch's
+    # (computed in the half dtype it was 1e-2 off)
+    x = np.random.default_rng(0).standard_normal(200).astype(np.float32) * 3
+    t = (np.arange(200) % 2).astype(np.float32)
+    grads = []
+    for lib, fn in ((torch, torch.nn.functional), (ember, F)):
+        xs = lib.tensor(x, requires_grad=True)
+        fn.binary_cross_entropy_with_logits(
+            xs, lib.tensor(t).to(getattr(lib, target_dtype)), reduction="sum").backward()
+        grads.append(xs.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name, x, target", [
+    ("multilabel_margin_loss", [[np.inf, np.inf, 0.0, 0.0]], [[1, -1, 0, 0]]),
+    ("multilabel_margin_loss", [[0.0, 1.0, np.nan, 3.0]], [[1, -1, 0, 0]]),
+    ("multi_margin_loss", [[np.inf, np.inf, 0.0, 0.0]], [1]),
+    ("multi_margin_loss", [[0.0, 1.0, np.nan, 3.0]], [1])])
+def test_margin_losses_drop_nan_terms_as_torchs_kernels(name, x, target):
+    # torch's kernels add a term only where it is > 0: inf - inf or a NaN logit counts 0
+    out = []
+    for lib in (torch, ember):
+        xs = lib.tensor(x, requires_grad=True)
+        loss = getattr(lib.nn.functional, name)(xs, lib.tensor(target))
+        loss.backward()
+        out.append((loss.item(), xs.grad.numpy()))
+    np.testing.assert_allclose(out[1][0], out[0][0], equal_nan=True)
+    np.testing.assert_allclose(out[1][1], out[0][1], equal_nan=True)

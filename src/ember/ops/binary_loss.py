@@ -85,9 +85,13 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     reduction = _reduction(op, size_average, reduce, reduction)
     _check_float(op, input)
     _same_shape(op, input, target, weight)
-    # PyTorch's result has a floating target's dtype (the weights' too are cast to it)
-    dtype = target.dtype if target.dtype.is_floating_point else result_type(input, target)
-    loss = _bce_logits_terms(input, target, pos_weight, dtype)
+    # PyTorch's result has a floating target's dtype (the weights' too are cast to it); the
+    # terms are computed in all operands' dtype (float32 logits keep their gradient's digits
+    # beside a bfloat16 target), then rounded to it
+    operands = (input, target) if pos_weight is None else (input, target, pos_weight)
+    wide = result_type(*operands)
+    dtype = target.dtype if target.dtype.is_floating_point else wide
+    loss = cast(_bce_logits_terms(input, target, pos_weight, wide), dtype)
     if weight is not None:
         loss = loss * cast(weight, dtype)
     return name_node(_reduce(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0")

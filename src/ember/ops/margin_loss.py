@@ -137,11 +137,10 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     refuse_weight_grad(op, weight)
     weight = weight_in(weight, input)
     t = class_indices(target.reshape((n, 1)), c, op)  # (n, 1), checked where it runs
-    # relu: no gradient where a term is exactly 0 (the hinge's kink), as PyTorch's kernel.
     # The target class itself does not count: masked, not scaled by 0 (its term is
     # inf - inf = NaN for an infinite logit)
     others = arange(c, device=input.device) != t
-    terms = where(others, (margin - x.gather(1, t) + x).relu(), 0.0)
+    terms = where(others, _hinge(margin - x.gather(1, t) + x), 0.0)
     if p == 2:
         terms = terms * terms
     if weight is not None:
@@ -264,7 +263,14 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     is_target = ((picked.unsqueeze(2) == arange(c, device=input.device)) &
                  valid.unsqueeze(2)).any(1)  # (n, c): class i is one of the targets
     pairs = valid.unsqueeze(2) & ~is_target.unsqueeze(1)  # (n, j, i): target j, non-target i
-    hinge = (1 - x.gather(1, picked).unsqueeze(2) + x.unsqueeze(1)).relu()  # (kink: no grad)
+    hinge = _hinge(1 - x.gather(1, picked).unsqueeze(2) + x.unsqueeze(1))
     # (selected, not scaled by 0: a pair of infinite logits is inf - inf = NaN)
     loss = where(pairs, hinge, 0.0).sum((1, 2)) / c
     return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
+
+
+def _hinge(z: Tensor) -> Tensor:
+    """A margin loss's term: ``z`` where positive, else 0, as PyTorch's kernels add it (``if
+    z > 0``): a NaN term (two infinite logits, a NaN logit) counts 0, and the kink at 0 has
+    no gradient."""
+    return where(z > 0, z, 0.0)
