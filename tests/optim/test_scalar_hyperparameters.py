@@ -79,3 +79,30 @@ def test_a_numpy_float32_lr_is_numpys_arithmetic_as_in_torch(name):
             opt.step()
         out.append(p.detach().numpy())
     np.testing.assert_allclose(out[0], out[1], rtol=1e-13, atol=1e-15)
+
+
+def _float32_betas_run(lib, lr, **kwargs):
+    p = lib.tensor(np.linspace(-1.0, 1.0, 32), requires_grad=True)
+    opt = lib.optim.Adam([p], lr=lr(lib), betas=(lib.tensor(0.9), lib.tensor(0.999)), **kwargs)
+    for i in range(3):  # (torch's float32 sqrt of 1 - beta2 ** t is correctly rounded there)
+        p.grad = lib.tensor(np.cos(np.arange(32) * (i + 1.0)))
+        opt.step()
+    return p.detach().numpy()
+
+
+@pytest.mark.parametrize("lr", [lambda lib: np.float64(0.05),
+                                lambda lib: lib.tensor(0.05, dtype=lib.float64)],
+                         ids=["np.float64", "float64 tensor"])
+def test_float64_lr_kinds_with_float32_betas_as_torch(lr):
+    # (torch: an np.float64 lr is a number, times the float32 reciprocal of the bias
+    # correction, in float32; a float64 tensor lr over it is float64. Ember had them the
+    # other way round: 1.2e-9 and 4.8e-9 apart in 3 steps)
+    np.testing.assert_allclose(_float32_betas_run(ember, lr), _float32_betas_run(torch, lr),
+                               rtol=0, atol=1e-15)
+
+
+def test_fused_reads_tensor_betas_as_floats_as_torch():
+    # (torch's fused kernel takes the betas as numbers: 5e-7 apart with tensor arithmetic)
+    np.testing.assert_allclose(_float32_betas_run(ember, lambda lib: 0.05, fused=True),
+                               _float32_betas_run(torch, lambda lib: 0.05, fused=True),
+                               rtol=0, atol=1e-14)

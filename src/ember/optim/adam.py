@@ -162,9 +162,10 @@ def _corrected(group: dict[str, Any], t: float, dtype: Any) -> tuple[Any, Any, A
     ``dtype``. Tensor betas are PyTorch's tensor arithmetic: the corrections in their dtype
     (a float32 tensor lr with float64 betas gives a float64 step size), and the lerp weight
     from ``beta1`` cast to the parameters' (real) dtype (float32 betas made float64
-    parameters 1.5e-6 apart in 5 steps, bfloat16's 0.01 apart, when read as floats)."""
+    parameters 1.5e-6 apart in 5 steps, bfloat16's 0.01 apart, when read as floats).
+    ``fused=True`` reads tensor betas as floats, as PyTorch's fused kernel."""
     beta1, beta2 = group["betas"]
-    if not isinstance(beta1, Tensor) and not isinstance(beta2, Tensor):
+    if group.get("fused") or (not isinstance(beta1, Tensor) and not isinstance(beta2, Tensor)):
         beta1, beta2 = float(beta1), float(beta2)
         return (1.0 - beta1, beta2, lr_of(group) / (1.0 - beta1 ** t),
                 math.sqrt(1.0 - beta2 ** t))
@@ -172,10 +173,10 @@ def _corrected(group: dict[str, Any], t: float, dtype: Any) -> tuple[Any, Any, A
     second = bias_correction(beta2, t)
     root = math.sqrt(second) if isinstance(second, float) else np.sqrt(second)
     lr, first = tensor_scalar(group["lr"]), bias_correction(beta1, t)
-    if isinstance(first, np.generic) and isinstance(lr, float):  # (a number over a tensor is
-        step_size = np.reciprocal(first) * lr                    # its reciprocal times it)
-    else:
-        step_size = lr / first
+    if isinstance(group["lr"], Tensor) or not isinstance(first, np.generic):
+        step_size = lr / first  # (two tensors promote; a NumPy lr is a number over a tensor:
+    else:                       # the tensor's reciprocal times it, in the tensor's dtype)
+        step_size = np.reciprocal(first) * weak(lr)
     keep_new = 1.0 - beta1
     if isinstance(group["betas"][0], Tensor):
         real = np.finfo(dtype).dtype if np.dtype(dtype).kind == "c" else dtype
