@@ -76,6 +76,8 @@ class TransformerEncoderLayer(_Layer):
     norm (after it, or before it with ``norm_first=True``). ``is_causal=True`` with a
     ``src_mask`` (and no padding mask) is PyTorch's: the mask where its fused inference kernel
     would run (eval mode, no grad, ``batch_first``, relu/gelu, …), the causal mask elsewhere.
+    ``ember.relu`` is ``F.relu`` and counts as relu there; PyTorch's ``torch.relu`` is not its
+    ``F.relu``, so ``activation=torch.relu`` keeps PyTorch off that kernel.
 
     Example:
         >>> layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, batch_first=True)
