@@ -174,6 +174,8 @@ def rebuilt(array: Any, device: str, requires_grad: bool, layout: tuple | None =
         dtype, shape, strides, offset = layout
         array = bytearray(array) if isinstance(array, bytes) else array  # (writable, as torch's)
         array = np.ndarray(shape, dtype, buffer=array, offset=offset, strides=strides)
+        if array.size and any(not s and n > 1 for s, n in zip(strides, shape)):
+            array.flags.writeable = False  # (an expanded tensor: read-only, as expand's)
     dev = to_device(device)
     return with_class(_wrap(dev.xp.asarray(array), dev, requires_grad), cls, attributes)
 

@@ -96,6 +96,13 @@ class DistributedSampler(Sampler[T_co]):
                 f"DistributedSampler: the dataset has grown to {size} items since the sampler "
                 f"was made for {self.total_size} ({self.num_samples} per rank): the items past "
                 f"them would never be visited. Hint: make a new DistributedSampler")
+        if size < self.total_size and (self.drop_last or not size):  # (PyTorch fails too;
+            # a shrunk dataset is padded by repeats only without drop_last, as PyTorch's)
+            raise ArgumentError(
+                f"DistributedSampler: the dataset has shrunk to {size} items since the sampler "
+                f"was made for {self.total_size} ({self.num_samples} per rank, drop_last="
+                f"{self.drop_last}): there are too few to fill the ranks' shares. Hint: make a "
+                f"new DistributedSampler")
         if self.shuffle:
             order = np.random.default_rng(remap_seed(self.seed + self.epoch)).permutation(size)
         else:

@@ -112,12 +112,15 @@ def pack(batch: Any, name: str, use_shm: bool) -> Packed:
     """Copies the batch's arrays into a new segment ``name`` (in a worker)."""
     arrays: list[tuple[Slot, np.ndarray]] = []
     end = 0
-    slots: dict[int, Any] = {}  # (a tensor met twice is one slot: it arrives as one tensor)
+    slots: dict[int, tuple] = {}  # (a tensor met twice is one slot: it arrives as one tensor;
+    # the leaf is kept, as pickle's memo keeps it, so that a leaf made on the fly and freed,
+    # a lazy Mapping's value, cannot pass its id on to the next and take its slot)
 
     def to_slot(leaf: Any) -> Any:
-        if id(leaf) not in slots:
-            slots[id(leaf)] = new_slot(leaf)
-        return slots[id(leaf)]
+        memo = slots.get(id(leaf))
+        if memo is None:
+            memo = slots[id(leaf)] = (leaf, new_slot(leaf))
+        return memo[1]
 
     def new_slot(leaf: Any) -> Any:
         nonlocal end
@@ -136,7 +139,8 @@ def pack(batch: Any, name: str, use_shm: bool) -> Packed:
         else:
             return leaf
         if not use_shm:
-            return Slot(0, array.shape, array.dtype, np.ascontiguousarray(array), tensor)
+            inline = array if array.flags.c_contiguous else array.copy()  # (0-d stays 0-d)
+            return Slot(0, array.shape, array.dtype, inline, tensor)
         slot = Slot(end, array.shape, array.dtype, tensor=tensor)
         end += -(-array.nbytes // _ALIGN) * _ALIGN
         arrays.append((slot, array))
@@ -173,14 +177,15 @@ def unpack(packed: Packed) -> Any:
         finally:
             os.unlink(path)
 
-    made: dict[int, Any] = {}
+    made: dict[int, tuple] = {}  # (the slot kept beside its value, as in pack)
 
     def from_slot(leaf: Any) -> Any:
         if not isinstance(leaf, Slot):
             return leaf
-        if id(leaf) not in made:
-            made[id(leaf)] = from_new_slot(leaf)
-        return made[id(leaf)]
+        memo = made.get(id(leaf))
+        if memo is None:
+            memo = made[id(leaf)] = (leaf, from_new_slot(leaf))
+        return memo[1]
 
     def from_new_slot(leaf: Slot) -> Any:
         if leaf.inline is not None:
