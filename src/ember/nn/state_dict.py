@@ -227,8 +227,9 @@ class StateDictMixin:
             meta = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
             if assign:
                 meta["assign_to_params_buffers"] = True
-            for hook in module._load_state_dict_pre_hooks.values():
-                if hook(state_dict, prefix, meta, strict, missing, unexpected,
+            for hook in module._load_state_dict_pre_hooks.values():  # (strict=True, as
+                # PyTorch's: the module's own check is strict, the caller's choice is not)
+                if hook(state_dict, prefix, meta, True, missing, unexpected,
                         errors) is not None:
                     raise RuntimeError(f"{type(module).__name__}: a load_state_dict pre-hook "
                                        "must return None (it edits the state dict in place)")
