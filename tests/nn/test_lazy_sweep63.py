@@ -63,3 +63,29 @@ def test_forward_after_initialize_parameters_with_another_size_is_an_error():
     m.initialize_parameters(ember.ones(2, 5))
     with pytest.raises(ShapeError, match=r"has shape \(3, 5\), but the input \(2, 4\)"):
         m(ember.ones(2, 4))
+
+
+def test_lazy_modules_are_instances_of_their_layers_as_torch():
+    # code that picks layers by class before the first call (e.g. batch norms out of weight
+    # decay) saw Ember's lazy modules as none of them
+    checks = [("LazyLinear", (3,), "Linear"), ("LazyConv2d", (3, 2), "Conv2d"),
+              ("LazyConv1d", (3, 2), "modules.conv._ConvNd"),
+              ("LazyConvTranspose3d", (3, 2), "ConvTranspose3d"),
+              ("LazyBatchNorm2d", (), "modules.batchnorm._BatchNorm"),
+              ("LazyBatchNorm2d", (), "BatchNorm2d"),
+              ("LazyInstanceNorm1d", (), "modules.instancenorm._InstanceNorm"),
+              ("LazyInstanceNorm1d", (), "InstanceNorm1d"),
+              ("LazyBatchNorm3d", (), "modules.batchnorm._NormBase")]
+
+    def isinstances(lib):
+        out = []
+        for name, args, cls in checks:
+            base = lib.nn
+            for part in cls.split("."):
+                base = getattr(base, part)
+            out.append(isinstance(getattr(lib.nn, name)(*args), base))
+        return out
+
+    assert isinstances(ember) == isinstances(torch)
+    m = nn.LazyBatchNorm2d()
+    assert m.state_dict()._metadata[""]["version"] == 2  # (_NormBase's, as torch's)

@@ -26,6 +26,7 @@ from ember.nn.normalization import (
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
+    _BatchNorm,
     _InstanceNorm,
 )
 from ember.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
@@ -93,7 +94,7 @@ class LazyModuleMixin(Module):
     _size_attr: str  # the attribute of ``cls_to_become`` read from the first input
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__()
+        Module.__init__(self)  # (not the layer's own: its sizes come later)
         probe = self.cls_to_become(kwargs.get("groups", 1), *args, **kwargs)
         for name, p in probe._parameters.items():
             self._parameters[name] = None if p is None else \
@@ -167,7 +168,7 @@ class LazyModuleMixin(Module):
         return self.cls_to_become.extra_repr(self)
 
 
-class LazyLinear(LazyModuleMixin):
+class LazyLinear(LazyModuleMixin, Linear):
     """:class:`~ember.nn.Linear` with ``in_features`` from the first input's last dimension.
 
     Example:
@@ -193,10 +194,6 @@ class _LazyConvNd(LazyModuleMixin):
 
     _size_attr = "in_channels"
 
-    @property
-    def _n(self) -> int:  # the number of spatial dimensions, read by Conv's extra_repr
-        return self.cls_to_become._n
-
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
@@ -209,13 +206,13 @@ class _LazyConvNd(LazyModuleMixin):
         return input.shape[1 if batched else 0]
 
 
-class LazyConv1d(_LazyConvNd):
+class LazyConv1d(_LazyConvNd, Conv1d):
     """:class:`~ember.nn.Conv1d` with ``in_channels`` from the first input."""
 
     cls_to_become = Conv1d
 
 
-class LazyConv2d(_LazyConvNd):
+class LazyConv2d(_LazyConvNd, Conv2d):
     """:class:`~ember.nn.Conv2d` with ``in_channels`` from the first input.
 
     Example:
@@ -227,7 +224,7 @@ class LazyConv2d(_LazyConvNd):
     cls_to_become = Conv2d
 
 
-class LazyConv3d(_LazyConvNd):
+class LazyConv3d(_LazyConvNd, Conv3d):
     """:class:`~ember.nn.Conv3d` with ``in_channels`` from the first input."""
 
     cls_to_become = Conv3d
@@ -244,19 +241,19 @@ class _LazyConvTransposeNd(_LazyConvNd):
                                  device=device, dtype=dtype)
 
 
-class LazyConvTranspose1d(_LazyConvTransposeNd):
+class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
     """:class:`~ember.nn.ConvTranspose1d` with ``in_channels`` from the first input."""
 
     cls_to_become = ConvTranspose1d
 
 
-class LazyConvTranspose2d(_LazyConvTransposeNd):
+class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
     """:class:`~ember.nn.ConvTranspose2d` with ``in_channels`` from the first input."""
 
     cls_to_become = ConvTranspose2d
 
 
-class LazyConvTranspose3d(_LazyConvTransposeNd):
+class LazyConvTranspose3d(_LazyConvTransposeNd, ConvTranspose3d):
     """:class:`~ember.nn.ConvTranspose3d` with ``in_channels`` from the first input."""
 
     cls_to_become = ConvTranspose3d
@@ -287,7 +284,7 @@ class _LazyNormBase(LazyModuleMixin):
         return input.shape[0 if unbatched else 1]
 
 
-class LazyBatchNorm1d(_LazyNormBase):
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
     """:class:`~ember.nn.BatchNorm1d` with ``num_features`` from the first input.
 
     Example:
@@ -299,19 +296,19 @@ class LazyBatchNorm1d(_LazyNormBase):
     cls_to_become = BatchNorm1d
 
 
-class LazyBatchNorm2d(_LazyNormBase):
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
     """:class:`~ember.nn.BatchNorm2d` with ``num_features`` from the first input."""
 
     cls_to_become = BatchNorm2d
 
 
-class LazyBatchNorm3d(_LazyNormBase):
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
     """:class:`~ember.nn.BatchNorm3d` with ``num_features`` from the first input."""
 
     cls_to_become = BatchNorm3d
 
 
-class LazyInstanceNorm1d(_LazyNormBase):
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
     """:class:`~ember.nn.InstanceNorm1d` with ``num_features`` from the first input's
     channels (dimension 1, or 0 when unbatched). As in PyTorch, ``affine`` and
     ``track_running_stats`` default to True here, unlike ``InstanceNorm1d``.
@@ -325,13 +322,13 @@ class LazyInstanceNorm1d(_LazyNormBase):
     cls_to_become = InstanceNorm1d
 
 
-class LazyInstanceNorm2d(_LazyNormBase):
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
     """:class:`~ember.nn.InstanceNorm2d` with ``num_features`` from the first input."""
 
     cls_to_become = InstanceNorm2d
 
 
-class LazyInstanceNorm3d(_LazyNormBase):
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
     """:class:`~ember.nn.InstanceNorm3d` with ``num_features`` from the first input."""
 
     cls_to_become = InstanceNorm3d
