@@ -26,7 +26,7 @@ from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.relu_kernel import flat_blocks
 from ember.ops.unary import in_float32
 
-__all__: list[str] = []
+__all__ = ["lerp_into"]
 
 _KERNELS = compiled.register("ember.ops.lerp_numba")
 _SHARE = 1 << 21  # elements a piece takes at least
@@ -151,3 +151,23 @@ class Lerp(Primitive):
             return out
         spread = dw[0] * (b - a)
         return spread if out is None else out + spread
+
+
+def lerp_into(xp: Any, a: Any, b: Any, weight: float) -> Any:
+    """``a.lerp_(b, weight)`` of backend arrays of one real float dtype, in place: :class:`Lerp`'s
+    values without a tensor op's dispatch (optimizer states: ~2 us a call, where ``lerp_`` on
+    a tensor takes ~8). Returns ``a``.
+
+    Example:
+        >>> a = np.zeros(2, np.float32); lerp_into(np, a, np.ones(2, np.float32), 0.25)
+        array([0.25, 0.25], dtype=float32)
+    """
+    kernels = compiled.load(_KERNELS) if xp is np and compiled.numba_enabled() else None
+    if kernels is not None and a.dtype == np.float32 and b.dtype == np.float32 and \
+            a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous:
+        flat = a.reshape(-1)  # (each element read before it is written: out may be a)
+        parallel.over_rows(kernels.lerp_number, (flat, b.reshape(-1), flat), _SHARE,
+                           np.float32(weight))
+    else:
+        a[...] = Lerp.forward(xp, a, b, weight=weight)
+    return a

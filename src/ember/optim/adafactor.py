@@ -7,13 +7,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from ember.errors import ArgumentError, DivisionByZero
+from ember.ops.lerp_kernel import lerp_into
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_one_element,
     full_state,
     half_add,
     half_lerp_,
-    lerp_,
     lr_of,
     next_step,
     rounded,
@@ -115,12 +115,12 @@ class Adafactor(ElementwiseOptimizer):
         square = g * g
         if p.ndim > 1:
             row, col = state["row_var"]._data, state["col_var"]._data
-            lerp_(row, square.mean(axis=-1, keepdims=True), beta)
-            lerp_(col, square.mean(axis=-2, keepdims=True), beta)
+            lerp_into(xp, row, square.mean(axis=-1, keepdims=True), beta)  # (torch's lerp_)
+            lerp_into(xp, col, square.mean(axis=-2, keepdims=True), beta)
             var = xp.matmul(row, col)
             var /= xp.maximum(row.mean(axis=-2, keepdims=True), eps1)
         else:
-            var = lerp_(state["variance"]._data, square, beta)
+            var = lerp_into(xp, state["variance"]._data, square, beta)
         step = g / xp.sqrt(xp.maximum(var, eps1 * eps1))
         data -= alpha / max(1.0, _rms(xp, step) / d) * step
 

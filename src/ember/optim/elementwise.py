@@ -28,7 +28,7 @@ from ember.tensor import Tensor, _wrap
 
 __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
            "as_half", "half_add", "half_addcdiv_", "half_decay_squares_", "half_lerp_",
-           "half_sqrt_add_eps", "lerp_", "rounded",
+           "half_sqrt_add_eps", "rounded",
            "next_step", "scalar_state", "scale_"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
@@ -348,17 +348,6 @@ def half_add(xp: Any, a: Any, b: Any, alpha: float, out: Any = None) -> Any:
         return total.astype(a.dtype)
     out[...] = total
     return out
-
-
-def lerp_(a: Any, b: Any, weight: float) -> Any:
-    """PyTorch's ``a.lerp_(b, weight)`` of a float32/float64 array ``a``: from the nearer end,
-    ``a + weight * (b - a)`` below one half, else ``b - (b - a) * (1 - weight)`` (so weight 1
-    gives ``b`` exactly, and NaN where ``b`` is infinite, as there); returns ``a``."""
-    if weight < 0.5:
-        a += weight * (b - a)
-    else:
-        a[...] = b - (b - a) * (1.0 - weight)
-    return a
 
 
 def half_lerp_(xp: Any, a: Any, b: Any, weight: float) -> Any:

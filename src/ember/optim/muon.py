@@ -8,6 +8,7 @@ from typing import Any
 
 from ember.backend import gemm
 from ember.errors import ArgumentError
+from ember.ops.lerp_kernel import Lerp, lerp_into
 from ember.optim.elementwise import ElementwiseOptimizer, check_one_element, full_state, lr_of
 from ember.tensor import Tensor
 
@@ -80,8 +81,8 @@ class Muon(ElementwiseOptimizer):
                                 "Muon only supports 2D parameters")
         momentum = float(group["momentum"])
         buf = state["momentum_buffer"]._data
-        buf[...] = _lerp(buf, g, 1.0 - momentum)
-        direction = _lerp(g, buf, momentum) if group["nesterov"] else buf
+        lerp_into(xp, buf, g, 1.0 - momentum)  # (the ops layer's lerp, as torch's lerp_)
+        direction = Lerp.forward(xp, g, buf, weight=momentum) if group["nesterov"] else buf
         ortho = orthogonalize(xp, direction, group["ns_coefficients"], group["ns_steps"],
                               float(group["eps"]))
         rows, cols = p.shape
@@ -146,13 +147,6 @@ def _fused_add(xp: Any, beta: Any, c: Any, product: Any) -> Any:
         total = xp.where(inexact, xp.nextafter(total, xp.where(error > 0, xp.inf, -xp.inf)),
                          total)
     return total.astype(xp.float32)
-
-
-def _lerp(start: Any, end: Any, weight: float) -> Any:
-    """``start + weight * (end - start)``, in PyTorch's two forms (the one nearer its end)."""
-    if weight < 0.5:
-        return start + weight * (end - start)
-    return end - (end - start) * (1.0 - weight)
 
 
 def _bfloat16(xp: Any, x: Any) -> Any:
