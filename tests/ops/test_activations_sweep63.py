@@ -16,3 +16,34 @@ def test_glu_refuses_integer_and_bool_inputs_as_torch(name: str) -> None:
         ember.nn.functional.glu(ember.ones(4, dtype=getattr(ember, name)))
     with pytest.raises(ember.DTypeError, match="glu"):
         ember.nn.GLU()(ember.ones(2, 4, dtype=getattr(ember, name)))
+
+
+@pytest.mark.parametrize("dtype,bounds", [("uint8", (-1, 2)), ("uint8", (0, 300)),
+                                          ("int8", (-300, -1)), ("int8", (0, 128))])
+def test_hardtanh_integer_bounds_out_of_range_are_refused_clearly(dtype: str,
+                                                                  bounds: tuple) -> None:
+    # (NumPy's "OverflowError: Python integer -1 out of bounds for uint8" came through before)
+    with pytest.raises(RuntimeError):
+        F.hardtanh(torch.tensor([0, 5], dtype=getattr(torch, dtype)), *bounds)
+    with pytest.raises(RuntimeError, match="hardtanh: .*(negative min_val|without overflow)"):
+        ember.nn.functional.hardtanh(ember.tensor([0, 5], dtype=getattr(ember, dtype)), *bounds)
+
+
+@pytest.mark.parametrize("dtype,bounds", [("uint8", (-0.5, 3)), ("uint8", (1.5, 2.5)),
+                                          ("int8", (-1, 2)), ("int16", (-300, 300))])
+def test_hardtanh_integer_bounds_in_range_match_torch(dtype: str, bounds: tuple) -> None:
+    data = [0, 5, 100]
+    want = F.hardtanh(torch.tensor(data, dtype=getattr(torch, dtype)), *bounds)
+    got = ember.nn.functional.hardtanh(ember.tensor(data, dtype=getattr(ember, dtype)), *bounds)
+    assert got.dtype.name == dtype and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_implicit_dim_warning_names_the_callers_line_and_honours_stacklevel(name: str) -> None:
+    def helper() -> None:  # (_stacklevel=4: the warning names helper's caller, as torch's)
+        getattr(ember.nn.functional, name)(ember.ones(3), _stacklevel=4)
+
+    with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name}") as caught:
+        getattr(ember.nn.functional, name)(ember.ones(3))
+        helper()
+    assert [w.filename for w in caught] == [__file__] * 2

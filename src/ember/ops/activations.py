@@ -28,7 +28,7 @@ from ember.ops.convert import contiguous
 from ember.ops.creation import zeros_like
 from ember.ops.dims import normalize_dim
 from ember.ops.elu_grad import elu_grad
-from ember.ops.fits import check_number_int
+from ember.ops.fits import check_fits, check_number_int
 from ember.ops.forwarding import hands_over, not_a_tensor
 from ember.ops.gelu_silu import Gelu, Silu
 from ember.ops.glu_prelu import Glu, Prelu
@@ -288,6 +288,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if not input.dtype.is_floating_point:  # PyTorch casts the bounds to the tensor's dtype
         refuse_complex("hardtanh", input)
         min_val, max_val = int(min_val), int(max_val)
+        if min_val < 0 and input.dtype.np.kind == "u":
+            raise ArgumentError(f"hardtanh: cannot clamp an unsigned {input.dtype.name} tensor "
+                                f"to a negative min_val ({min_val}), as PyTorch. Hint: pass "
+                                "min_val >= 0, or convert the input with .int() first")
+        check_fits("hardtanh", min_val, input.dtype)  # (300 in uint8: NumPy's OverflowError)
+        check_fits("hardtanh", max_val, input.dtype)
     if min_val > max_val:
         raise ArgumentError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     return _run(input, inplace, "hardtanh",

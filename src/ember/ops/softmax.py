@@ -194,21 +194,22 @@ class LogSoftmaxGrad(Primitive):
         return apply(LogSoftmaxGrad, dv, y, dim=dim) - dy * y.exp() * v.sum(dim, keepdim=True)
 
 
-def implicit_dim(name: str, ndim: int) -> int:
+def implicit_dim(name: str, ndim: int, stacklevel: int = 3) -> int:
     """The dim PyTorch's softmax family takes for ``name`` with no ``dim`` (0 for 0, 1 or 3
-    dims, else 1), with its deprecation warning (for the caller's caller); the masked and
-    nested forms share it.
+    dims, else 1), with its deprecation warning (``stacklevel`` 3: for the caller's caller,
+    as the ``_stacklevel`` of PyTorch's functions); the masked and nested forms share it.
 
     Example:
         >>> implicit_dim("softmax", 2)  # (warns: "Implicit dimension choice for softmax ...")
         1
     """
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=3)
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _prepare(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:
+def _prepare(name: str, input: Tensor, dim: int | None, dtype: Any,
+             stacklevel: int) -> tuple[Tensor, int]:
     try:
         if dtype is not None:
             input = input.to(dtypes.to_dtype(dtype))
@@ -220,7 +221,7 @@ def _prepare(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Ten
         raise DTypeError(f"{name}: expected a floating input, got {input.dtype.name}. Hint: "
                          f"pass dtype=ember.float32 or call .float() first")
     if dim is None:
-        dim = implicit_dim(name, input.ndim)
+        dim = implicit_dim(name, input.ndim, stacklevel + 1)  # (+1: this frame)
     return input, normalize_dim(dim, input.ndim, name)
 
 
@@ -239,7 +240,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         return handle(softmax, (input, dim), {"dtype": dtype})
     if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
         return not_casting(lambda: softmax(input, dim, dtype=dtype))
-    x, d = _prepare("softmax", input, dim, dtype)
+    x, d = _prepare("softmax", input, dim, dtype, _stacklevel)
     return apply(Softmax, x, dim=d)
 
 
@@ -256,7 +257,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         return handle(log_softmax, (input, dim), {"dtype": dtype})
     if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
         return not_casting(lambda: log_softmax(input, dim, dtype=dtype))
-    x, d = _prepare("log_softmax", input, dim, dtype)
+    x, d = _prepare("log_softmax", input, dim, dtype, _stacklevel)
     return apply(LogSoftmax, x, dim=d)
 
 
@@ -272,5 +273,5 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         return handle(softmin, (input, dim), {"dtype": dtype})
     if dtype is not None and DISPATCH.casting:  # (dtype= wins over autocast, as PyTorch's)
         return not_casting(lambda: softmin(input, dim, dtype=dtype))
-    x, d = _prepare("softmin", input, dim, dtype)
+    x, d = _prepare("softmin", input, dim, dtype, _stacklevel)
     return apply(Softmax, -x, dim=d)
