@@ -26,3 +26,23 @@ def test_load_pre_hooks_see_strict_true_even_when_the_load_is_not_strict():
         return seen
 
     assert _both(scenario) == [("", True), ("0.", True)] * 2
+
+
+def test_zero_grad_keeps_zeroes_and_detaches_the_same_gradient_tensor():
+    # set_to_none=False zeroes the gradient in place: who holds it sees the zeros, and it no
+    # longer requires grad (a leaf one) or has history (one from create_graph=True)
+    def scenario(lib):
+        leaf = lib.nn.Linear(2, 1)
+        held = lib.ones(1, 2, requires_grad=True)
+        leaf.weight.grad = held
+        leaf.zero_grad(set_to_none=False)
+        mod = lib.nn.Module()
+        mod.p = lib.nn.Parameter(lib.ones(3))
+        (mod.p ** 3).sum().backward(create_graph=True)
+        graph = mod.p.grad
+        mod.zero_grad(set_to_none=False)
+        return [(t is g.grad, t.requires_grad, t.grad_fn is None, t.tolist())
+                for t, g in ((held, leaf.weight), (graph, mod.p))]
+
+    assert _both(scenario) == [(True, False, True, [[0.0, 0.0]]),
+                               (True, False, True, [0.0, 0.0, 0.0])]

@@ -402,9 +402,15 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
                 continue
             if set_to_none:
                 p.grad = None
-            else:
-                if p.grad.grad_fn is not None:  # a gradient with history (create_graph=True)
-                    p.grad = p.grad.detach()
+            else:  # (in place, as PyTorch: who holds the gradient sees the zeros)
+                if p.grad.grad_fn is not None:  # a gradient with history (create_graph=True);
+                    # a view of another tensor (Ember's Linear weight's) cannot drop it in place
+                    if p.grad._base is None:
+                        p.grad.detach_()
+                    else:
+                        p.grad = p.grad.detach()
+                else:
+                    p.grad.requires_grad_(False)
                 with no_grad():
                     p.grad.zero_()
 
