@@ -4,6 +4,7 @@ raises a size-mismatch RuntimeError too; Ember's was NumPy's bare broadcast erro
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -61,3 +62,45 @@ def test_starting_the_parameter_afresh_steps_it():
     del opt.state[p]
     opt.step()
     assert opt.state[p]["exp_avg"].shape == (4,)
+
+
+@pytest.mark.parametrize(("before", "after"), [((3, 4), (12,)), ((12,), (3, 4)), ((6, 1), (6,))])
+def test_adafactor_with_another_number_of_dims_is_a_clear_error(before, after):
+    # (its vector and matrix states differ: torch asserts, the update's lookup was a bare
+    # KeyError)
+    p, opt = stepped(torch, "Adafactor", before)
+    p.data, p.grad = torch.ones(*after), torch.ones(*after)
+    with pytest.raises(AssertionError, match="should be defined"):
+        opt.step()
+    p, opt = stepped(ember, "Adafactor", before)
+    p.data, p.grad = ember.ones(*after), ember.ones(*after)
+    with pytest.raises(ember.errors.ShapeError, match=r"Adafactor\.step: state '\w+' has shape "
+                                                      r".* now of shape .* needs .*del "
+                                                      r"optimizer\.state\[p\]"):
+        opt.step()
+
+
+def test_asgd_refuses_a_parameter_that_gained_leading_dims_as_torch():
+    # (NumPy's ax[...] = p drops p's leading 1-dims: (6,) -> (1, 6) stepped silently)
+    p, opt = stepped(torch, "ASGD", (6,))
+    p.data, p.grad = torch.ones(1, 6), torch.ones(1, 6)
+    with pytest.raises(RuntimeError, match="shape"):
+        opt.step()
+    p, opt = stepped(ember, "ASGD", (6,))
+    p.data, p.grad = ember.ones(1, 6), ember.ones(1, 6)
+    with pytest.raises(ember.errors.ShapeError, match=r"'ax' has shape \(6,\) .* now of shape "
+                                                      r"\(1, 6\), needs \(1, 6\)"):
+        opt.step()
+    assert p.detach().numpy().tolist() == [[1.0] * 6]  # (refused before stepping it)
+
+
+def test_asgd_steps_a_parameter_that_broadcasts_into_its_state_as_torch():
+    out = []
+    for lib in (torch, ember):
+        p, opt = stepped(lib, "ASGD", (1, 6))
+        p.data, p.grad = lib.ones(6) * 2, lib.ones(6)
+        opt.step()
+        out.append((p.detach().numpy(), opt.state[p]["ax"].detach().numpy()))
+    for theirs, ours in zip(*out, strict=True):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

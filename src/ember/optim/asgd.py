@@ -62,11 +62,14 @@ class ASGD(ElementwiseOptimizer):
         state["ax"] = full_state(p)
 
     def update_float(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        ax = state["ax"]._data
+        if ax.shape != p._data.shape and np.broadcast_shapes(ax.shape, p._data.shape) != ax.shape:
+            self._check_state_shapes(p, state, group, None)  # (as torch's ax.copy_(param); NumPy's
+            # ax[...] = p drops p's leading 1-dims, and (6,) took a (1, 6) p silently)
         lr, lambd = lr_of(group), float(group["lambd"])
         t = next_step(state)
         eta, mu = state["eta"]._data, state["mu"]._data
         scale_(p._data, 1.0 - lambd * float(eta))  # (param.mul_(1 - lambd * eta))
-        ax = state["ax"]._data
         if ax.dtype.itemsize == 2:  # (float16/bfloat16, as torch's add_: alpha in the dtype)
             half_add(p._device.xp, p._data, g, -float(eta), out=p._data)
         else:

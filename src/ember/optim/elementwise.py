@@ -180,7 +180,8 @@ class ElementwiseOptimizer(Optimizer):
                         self.update_half(p, g, state, group)
                     else:
                         self.update_float(p, g, state, group)
-                except ValueError as err:  # (NumPy's broadcast error, when the state tells why)
+                except (ValueError, KeyError) as err:  # (NumPy's broadcast error, or a state
+                    # Adafactor makes for another number of dims: when the state tells why)
                     self._check_state_shapes(p, state, group, err)
                     raise
                 _count_writes(p, state)
@@ -191,23 +192,28 @@ class ElementwiseOptimizer(Optimizer):
                                   bool(maximize))
 
     def _check_state_shapes(self, p: Tensor, state: dict[str, Any], group: dict[str, Any],
-                            err: Exception) -> None:
+                            err: Exception | None) -> None:
         """A ShapeError, raised from ``err``, for a state tensor of another shape than a fresh
-        state of ``p`` has (``p``'s, if not made at the start): ``p`` changed shape after its
-        state was made (``p.data = ...``)."""
+        state of ``p`` has (``p``'s, if not made at the start), or one a fresh state has not
+        (Adafactor's factored ones, for a vector): ``p`` changed shape after its state was
+        made (``p.data = ...``)."""
         fresh: dict[str, Any] = {}
         self.init_state(p, fresh, group)
         for name, value in state.items():
             want = fresh.get(name, p if self.state_shaped_like_params else None)
-            if isinstance(value, Tensor) and value.ndim and isinstance(want, Tensor) and \
-                    value.shape != want.shape:
-                raise ShapeError(
-                    f"{type(self).__name__}.step: state {name!r} has shape "
-                    f"{tuple(value.shape)} where its parameter, now of shape {tuple(p.shape)}, "
-                    f"needs {tuple(want.shape)} (it changed shape after the optimizer made its "
-                    "state, e.g. by p.data = ...). Hint: make the optimizer after the model "
-                    "takes its final shapes, or del optimizer.state[p] to start it afresh") \
-                    from err
+            if not isinstance(value, Tensor) or not value.ndim or \
+                    isinstance(want, Tensor) and value.shape == want.shape:
+                continue
+            needs = [f"{k!r} of shape {tuple(v.shape)}" for k, v in fresh.items()
+                     if isinstance(v, Tensor) and v.ndim and k not in state]
+            needs_text = f"needs {tuple(want.shape)}" if isinstance(want, Tensor) else \
+                f"needs none ({', '.join(needs)} instead)"
+            raise ShapeError(
+                f"{type(self).__name__}.step: state {name!r} has shape {tuple(value.shape)} "
+                f"where its parameter, now of shape {tuple(p.shape)}, {needs_text} (it changed "
+                "shape after the optimizer made its state, e.g. by p.data = ...). Hint: make "
+                "the optimizer after the model takes its final shapes, or del "
+                "optimizer.state[p] to start it afresh") from err
 
     def _update_pairs(self, p: Tensor, pairs: Tensor, g: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:
