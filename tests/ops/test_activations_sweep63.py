@@ -47,3 +47,20 @@ def test_implicit_dim_warning_names_the_callers_line_and_honours_stacklevel(name
         getattr(ember.nn.functional, name)(ember.ones(3))
         helper()
     assert [w.filename for w in caught] == [__file__] * 2
+
+
+@pytest.mark.parametrize("dtype,lambd", [("float32", float("nan")), ("float32", float("inf")),
+                                         ("float32", 1e39), ("float16", 70000.0),
+                                         ("float64", -1.0)])
+def test_softshrink_refuses_lambd_outside_the_dtypes_range_as_torch(dtype: str,
+                                                                    lambd: float) -> None:
+    # (a NaN lambd gave NaNs, an infinite one zeros; torch refuses both)
+    with pytest.raises(RuntimeError, match="lambda must be in range"):
+        F.softshrink(torch.ones(2, dtype=getattr(torch, dtype)), lambd)
+    with pytest.raises(ember.errors.ArgumentError, match="softshrink: lambd must be in \\[0, "):
+        ember.nn.functional.softshrink(ember.ones(2, dtype=getattr(ember, dtype)), lambd)
+
+
+def test_softshrink_takes_a_large_lambd_within_the_dtypes_range_as_torch() -> None:
+    got = ember.nn.functional.softshrink(ember.ones(2, dtype=ember.bfloat16), 70000.0)
+    assert got.tolist() == F.softshrink(torch.ones(2, dtype=torch.bfloat16), 70000.0).tolist()

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import ml_dtypes
+
 from ember import dtypes
 from ember.errors import (
     ArgumentError,
@@ -484,8 +486,10 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """
     _floating("softshrink", input)
     check_number_int("softshrink", lambd)
-    if lambd < 0:
-        raise ArgumentError(f"softshrink: lambd must be at least 0, got {lambd}")
+    high = float(ml_dtypes.finfo(input.dtype.np).max)
+    if not 0 <= lambd <= high:  # (NaN and infinity too, as PyTorch)
+        raise ArgumentError(f"softshrink: lambd must be in [0, {high:g}] for a "
+                            f"{input.dtype.name} input, got {lambd}")
     return apply(Softshrink, input, lambd=lambd)
 
 
