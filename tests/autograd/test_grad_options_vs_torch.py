@@ -200,3 +200,24 @@ def test_batched_grad_outputs_must_be_a_batch_of_the_outputs_shape_as_torch(shap
     with pytest.raises(RuntimeError, match=re.escape(f"grad_outputs[0] has shape {shape}, "
                                                      "output 0 (3,)")):
         run(ember)
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64"),
+                                    ("float64", "int64")])
+def test_a_given_gradient_is_cast_to_its_outputs_dtype_as_torch(dtypes):
+    # a float32 gradient for a float64 output ran the whole pass in float32 (x / 3: 0.33333334)
+    out_dtype, grad_dtype = dtypes
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor([1.0, 2.0], dtype=getattr(lib, out_dtype), requires_grad=True)
+        (x / 3).backward(lib.ones(2, dtype=getattr(lib, grad_dtype)))
+        grads.append(x.grad.numpy())
+    assert grads[1].dtype == grads[0].dtype
+    np.testing.assert_array_equal(grads[1], grads[0])
+
+
+def test_a_complex_gradient_for_a_real_output_is_refused_as_torch():
+    with pytest.raises(RuntimeError, match="same dtype"):
+        (torch.ones(2, requires_grad=True) * 2).backward(torch.ones(2, dtype=torch.complex64))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        (ember.ones(2, requires_grad=True) * 2).backward(ember.ones(2, dtype=ember.complex64))

@@ -61,6 +61,12 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
         elif tuple(g.shape) != tuple(t.shape):
             raise ShapeError(f"{who}: gradient of shape {tuple(g.shape)} given for a tensor of "
                              f"shape {tuple(t.shape)}")
+        elif isinstance(g, Tensor) and g.dtype is not t.dtype:
+            if g.dtype.is_complex or t.dtype.is_complex:
+                raise GradError(f"{who}: a {g.dtype.name} gradient given for a {t.dtype.name} "
+                                "output: for complex tensors both must have the same dtype, as "
+                                "PyTorch's. Hint: pass gradient.to(output.dtype)")
+            g = g.to(t.dtype)  # (as PyTorch's: else the whole pass would run in g's dtype)
         roots.append((t, g))
     return roots
 
