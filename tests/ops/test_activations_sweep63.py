@@ -64,3 +64,14 @@ def test_softshrink_refuses_lambd_outside_the_dtypes_range_as_torch(dtype: str,
 def test_softshrink_takes_a_large_lambd_within_the_dtypes_range_as_torch() -> None:
     got = ember.nn.functional.softshrink(ember.ones(2, dtype=ember.bfloat16), 70000.0)
     assert got.tolist() == F.softshrink(torch.ones(2, dtype=torch.bfloat16), 70000.0).tolist()
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 6.0), (-1.0, 1.0), (-0.0, 6.0)])
+def test_hardtanh_bfloat16_keeps_negative_zero_as_torch(bounds: tuple) -> None:
+    # (relu6(-0.0) in bfloat16 was +0.0; float16/float32 kept -0.0 already)
+    data = [-0.0, 0.0, -1.0, 7.0, 3.0, -0.5]
+    want = F.hardtanh(torch.tensor(data, dtype=torch.bfloat16), *bounds).float()
+    got = ember.nn.functional.hardtanh(ember.tensor(data, dtype=ember.bfloat16), *bounds)
+    assert got.dtype is ember.bfloat16
+    got = torch.tensor(got.float().tolist())
+    assert torch.equal(got, want) and torch.equal(got.signbit(), want.signbit())

@@ -142,6 +142,7 @@ class Hardtanh(Unary):
             return xp.clip(a, min_val, max_val)
         if a.dtype.isbuiltin != 1:  # (bfloat16, float8: an int past int64 as a float)
             min_val, max_val = wide_int_as_float(min_val), wide_int_as_float(max_val)
+            return xp.clip(a, min_val, max_val).astype(a.dtype, copy=False)  # (-0.0 kept)
         return xp.minimum(xp.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
 
     def chain(self, v, x, y, *, min_val, max_val):
