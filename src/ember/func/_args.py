@@ -148,15 +148,19 @@ def cut(t: Any) -> Any:
         return alias(t)
 
 
-def reaches_outer(outs: list, targets: list) -> bool:
+def reaches_outer(outs: list, targets: list, through_targets: bool = False) -> bool:
     """Whether the tape from ``outs`` reaches a tensor needing a gradient other than
-    ``targets``: then an outer reverse level differentiates through this one."""
+    ``targets``: then an outer reverse level differentiates through this one. With
+    ``through_targets``, reaching a target that has history (one an outer level tracks, see
+    :func:`track`) counts too, without walking behind it."""
     stop = {t._node for t in targets if t._node is not None}
     ids = {id(t) for t in targets}
     stack = [o._node for o in outs if isinstance(o, Tensor) and o._node is not None]
     seen: set = set()
     while stack:
         node = stack.pop()
+        if node in stop and through_targets:
+            return True
         if node in seen or node in stop:
             continue
         seen.add(node)

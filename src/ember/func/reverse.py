@@ -119,8 +119,14 @@ class _Level:
 
     def finish(self, t: Any, keep: bool | None = None) -> Any:
         """A result as the caller sees it: cut from this level unless an outer one needs it
-        (``keep``: whether one does; this level's own finding by default)."""
-        return t if (self.outer if keep is None else keep) else cut(t)
+        (``keep``: whether one does; this level's own finding by default). Out of other
+        transforms, each result is kept only if its own tape reaches past this level's new
+        leaves (as torch.func's unwrapping: with ``argnums=(0, 1)``, a gradient depending only
+        on the other argument needs no grad even where its sibling does)."""
+        keep = self.outer if keep is None else keep
+        if keep and isinstance(t, Tensor) and t.requires_grad and DISPATCH.handler is None:
+            keep = reaches_outer([t], self.targets, through_targets=True)
+        return t if keep else cut(t)
 
     def results(self) -> tuple[Any, Any]:
         return (tree_map(self.finish, self.out),
