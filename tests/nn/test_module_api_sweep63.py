@@ -46,3 +46,17 @@ def test_zero_grad_keeps_zeroes_and_detaches_the_same_gradient_tensor():
 
     assert _both(scenario) == [(True, False, True, [[0.0, 0.0]]),
                                (True, False, True, [0.0, 0.0, 0.0])]
+
+
+def test_dtype_conversions_keep_the_gradient_tensor():
+    # Module.double()/float()/to() convert .grad through its .data, as PyTorch: a reference
+    # to the gradient (a hook's, a logger's) sees the converted values
+    def scenario(lib):
+        net = lib.nn.Linear(2, 2)
+        net.weight.grad = lib.ones(2, 2)
+        held = net.weight.grad
+        net.double()
+        net.to(lib.float16)
+        return net.weight.grad is held, str(held.dtype).split(".")[-1], held.tolist()
+
+    assert _both(scenario) == (True, "float16", [[1.0, 1.0], [1.0, 1.0]])

@@ -438,8 +438,8 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
                 if p is None:
                     continue
                 p.data = fn(p)
-                if p.grad is not None:
-                    p.grad = fn(p.grad)
+                if p.grad is not None:  # (the same gradient tensor, as PyTorch's)
+                    p.grad.data = fn(p.grad)
             for name, b in self._buffers.items():
                 if b is not None:
                     self._buffers[name] = fn(b)
