@@ -75,3 +75,17 @@ def test_hardtanh_bfloat16_keeps_negative_zero_as_torch(bounds: tuple) -> None:
     assert got.dtype is ember.bfloat16
     got = torch.tensor(got.float().tolist())
     assert torch.equal(got, want) and torch.equal(got.signbit(), want.signbit())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gelu_tanh_half_backward_in_float32_as_torch(dtype: str) -> None:
+    # (the slope was composed in bfloat16: at x = -3 the gradient was 0.0106, torch's 0.00656)
+    data, weights = [-3.0, -2.5, -0.9, 0.0, 0.7, 3.0], [-0.57, 0.4, 1.0, 1.0, -1.0, 2.0]
+    x = torch.tensor(data, dtype=getattr(torch, dtype), requires_grad=True)
+    (F.gelu(x, approximate="tanh") * torch.tensor(weights, dtype=x.dtype)).sum().backward()
+    xe = ember.tensor(data, dtype=getattr(ember, dtype), requires_grad=True)
+    (ember.nn.functional.gelu(xe, approximate="tanh")
+     * ember.tensor(weights, dtype=xe.dtype)).sum().backward()
+    assert xe.grad.dtype is xe.dtype
+    torch.testing.assert_close(torch.tensor(xe.grad.float().tolist()), x.grad.float(),
+                               rtol=8e-3, atol=1e-5)
