@@ -51,3 +51,17 @@ def test_grad_of_grad_keeps_the_inner_result_differentiable():
     x = ember.tensor([0.5, -1.0], dtype=ember.float64)
     g = ef.grad(lambda t: ef.grad(lambda s: (s ** 3).sum())(t).sum())(x)
     np.testing.assert_allclose(g.numpy(), 6 * x.numpy(), rtol=1e-12)
+
+
+def test_jacrev_and_hessian_blocks_need_grad_as_torch():
+    def run(mod):
+        w = mod.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+        x = mod.tensor(X)
+        jac = mod.func.jacrev(lambda a, b: a * w + b * b, argnums=(0, 1))(x, x)
+        hes = mod.func.hessian(lambda a, b: (a * a * w).sum() + (b ** 3).sum(),
+                               argnums=(0, 1))(x, x)
+        return [jac[0], jac[1], hes[0][0], hes[0][1], hes[1][0], hes[1][1]]
+    got, want = run(ember), run(torch)
+    assert [g.requires_grad for g in got] == [t.requires_grad for t in want]
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=1e-12)

@@ -148,6 +148,18 @@ def cut(t: Any) -> Any:
         return alias(t)
 
 
+def unwrap(t: Any, targets: list) -> Any:
+    """A transform's result as its caller sees it, out of all other transforms: cut from the
+    tape unless that reaches past the level's ``targets`` to a tensor the caller
+    differentiates (as torch.func's unwrapping, result by result: with ``argnums=(0, 1)``, a
+    gradient depending only on the other argument needs no grad even where its sibling does).
+    """
+    if (isinstance(t, Tensor) and t.requires_grad and DISPATCH.handler is None
+            and not reaches_outer([t], targets, through_targets=True)):
+        return cut(t)
+    return t
+
+
 def reaches_outer(outs: list, targets: list, through_targets: bool = False) -> bool:
     """Whether the tape from ``outs`` reaches a tensor needing a gradient other than
     ``targets``: then an outer reverse level differentiates through this one. With

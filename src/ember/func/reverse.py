@@ -20,7 +20,7 @@ from ember.autograd.engine import nodes_to
 from ember.autograd.grad_mode import GRAD, request_grad
 from ember.autograd.graph import pin_saved
 from ember.errors import ArgumentError, GradError, ShapeError
-from ember.func._args import DiffArgs, cut, reaches_outer, retire, split_aux, track
+from ember.func._args import DiffArgs, cut, reaches_outer, retire, split_aux, track, unwrap
 from ember.func.pytree import tree_flatten, tree_map
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.primitive import DISPATCH
@@ -119,14 +119,9 @@ class _Level:
 
     def finish(self, t: Any, keep: bool | None = None) -> Any:
         """A result as the caller sees it: cut from this level unless an outer one needs it
-        (``keep``: whether one does; this level's own finding by default). Out of other
-        transforms, each result is kept only if its own tape reaches past this level's new
-        leaves (as torch.func's unwrapping: with ``argnums=(0, 1)``, a gradient depending only
-        on the other argument needs no grad even where its sibling does)."""
-        keep = self.outer if keep is None else keep
-        if keep and isinstance(t, Tensor) and t.requires_grad and DISPATCH.handler is None:
-            keep = reaches_outer([t], self.targets, through_targets=True)
-        return t if keep else cut(t)
+        (``keep``: whether one does; this level's own finding by default), result by result
+        (:func:`ember.func._args.unwrap`)."""
+        return unwrap(t, self.targets) if (self.outer if keep is None else keep) else cut(t)
 
     def results(self) -> tuple[Any, Any]:
         return (tree_map(self.finish, self.out),
