@@ -21,7 +21,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
-from ember.errors import ArgumentError, BatchedWriteError, GradError, OpError, ShapeError
+from ember.errors import (
+    ArgumentError,
+    BatchedWriteError,
+    GradError,
+    IndexOutOfRange,
+    OpError,
+    ShapeError,
+)
 from ember.func.batching import ALWAYS, RULES, move
 from ember.func.function_vmap import (  # (VmapInfo, NestedRuleBackward: imported from here)
     NestedRuleBackward,
@@ -468,7 +475,8 @@ def _run(func: Callable, leaves: list, treedef: Any, dims: list, kwargs: dict, s
             shape = tuple(o.shape)
             phys = o.reshape((1,) + shape).expand((size,) + shape)
         if not -phys.ndim <= d < phys.ndim:
-            raise ShapeError(f"{who}: out_dim {d} is out of range for output {j}, which has "
-                             f"{phys.ndim - 1} dimensions per sample")
+            raise IndexOutOfRange(f"{who}: out_dim {d} is out of range for output {j}, which "
+                                  f"has {phys.ndim - 1} dimensions per sample (out_dims may "
+                                  f"be -{phys.ndim} to {phys.ndim - 1})")
         results.append(move(phys, 0, d))
     return _unflatten(results, out_def)
