@@ -197,7 +197,7 @@ class StateDictMixin:
                 if key.startswith(prefix) and key != extra_key:
                     name, dot, _ = key[len(prefix):].partition(".")
                     known = name in self._modules if dot else name in local
-                    if not known and key not in unexpected_keys:
+                    if not known:  # (no look-up in the list: linear in the keys)
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
