@@ -219,5 +219,28 @@ def test_a_given_gradient_is_cast_to_its_outputs_dtype_as_torch(dtypes):
 def test_a_complex_gradient_for_a_real_output_is_refused_as_torch():
     with pytest.raises(RuntimeError, match="same dtype"):
         (torch.ones(2, requires_grad=True) * 2).backward(torch.ones(2, dtype=torch.complex64))
-    with pytest.raises(RuntimeError, match="same dtype"):
+    with pytest.raises(RuntimeError, match="both must be complex"):
         (ember.ones(2, requires_grad=True) * 2).backward(ember.ones(2, dtype=ember.complex64))
+    grads = []  # (complex of another precision: cast, as torch)
+    for lib in (torch, ember):
+        x = lib.ones(3, dtype=lib.complex64, requires_grad=True)
+        (x * 2).backward(lib.ones(3, dtype=lib.complex128))
+        grads.append(x.grad.numpy())
+    assert grads[1].dtype == grads[0].dtype
+    np.testing.assert_array_equal(grads[1], grads[0])
+
+
+def test_a_gradient_given_for_a_gradient_edge_is_cast_to_its_outputs_dtype_as_torch():
+    out = []
+    for lib in (torch, ember):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        edge = lib.autograd.graph.get_gradient_edge(x / 3)
+        out.append(lib.autograd.grad(edge, x, lib.ones(3, dtype=lib.float32))[0].numpy())
+    np.testing.assert_array_equal(out[1], out[0])
+
+
+def test_a_gradient_that_is_not_a_tensor_is_a_type_error_as_torch():
+    with pytest.raises(TypeError):
+        (torch.ones(2, requires_grad=True) * 2).backward([1.0, 1.0])
+    with pytest.raises(TypeError, match="gradients can be either Tensors or None"):
+        (ember.ones(2, requires_grad=True) * 2).backward([1.0, 1.0])

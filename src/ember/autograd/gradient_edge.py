@@ -65,11 +65,11 @@ class EdgeTarget:
     def __repr__(self) -> str:
         return f"GradientEdge of output {self._idx} of {self._node.name()}"
 
-    def shape(self) -> tuple[int, ...] | None:
-        """The shape of the node's output, from its primitive's ``infer`` rule and its recorded
-        inputs as they are now (an input reshaped in place since, ``x.t_()``, changes it: its
-        backward fails in any case); None where that rule cannot tell (a custom Function's
-        node)."""
+    def spec(self) -> Any:
+        """The shape and dtype (a ``TensorSpec``) of the node's output, from its primitive's
+        ``infer`` rule and its recorded inputs as they are now (an input reshaped in place
+        since, ``x.t_()``, changes it: its backward fails in any case); None where that rule
+        cannot tell (a custom Function's node)."""
         from ember.ops.primitive import TensorSpec, spec
 
         node = self._node
@@ -79,7 +79,7 @@ class EdgeTarget:
             return None
         if not isinstance(out, TensorSpec) and isinstance(out, (tuple, list)):
             out = out[self._idx] if self._idx < len(out) else None
-        return tuple(out.shape) if isinstance(out, TensorSpec) else None
+        return out if isinstance(out, TensorSpec) else None
 
 
 def edge_target(target: Any) -> Any:

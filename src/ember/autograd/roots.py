@@ -7,7 +7,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import inference_mode
 from ember.autograd.gradient_edge import EdgeTarget, GradientEdge, edge_target
-from ember.errors import GradError, ShapeError
+from ember.errors import ArgumentTypeError, GradError, ShapeError
 from ember.ops.primitive import DISPATCH, refresh_view
 from ember.tensor import Tensor, _wrap
 
@@ -37,11 +37,11 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
             if g is None:
                 raise GradError(f"{who}: output {i} is a GradientEdge ({t!r}), whose shape is "
                                 "not known: pass its gradient")
-            shape = t.shape()
-            if shape is not None and hasattr(g, "shape") and tuple(g.shape) != shape:
+            out = t.spec()
+            if out is not None and hasattr(g, "shape") and tuple(g.shape) != tuple(out.shape):
                 raise ShapeError(f"{who}: gradient of shape {tuple(g.shape)} given for output {i}, "
-                                 f"a GradientEdge ({t!r}) of shape {shape}")
-            roots.append((t, g))
+                                 f"a GradientEdge ({t!r}) of shape {tuple(out.shape)}")
+            roots.append((t, g if out is None else _in_dtype(who, g, out.dtype)))
             continue
         if t._view is not None:
             refresh_stale(t)
@@ -58,17 +58,29 @@ def root_grads(tensors: Any, grads: Any, who: str) -> list:
                 raise GradError(f"{who}: the gradient can be implied only for a scalar output, "
                                 f"this one has shape {tuple(t.shape)}; pass gradient=…")
             g = _seed(t)
+        elif not isinstance(g, Tensor):
+            raise ArgumentTypeError(f"{who}: gradients can be either Tensors or None, got "
+                                    f"{type(g).__name__} for output {i}")
         elif tuple(g.shape) != tuple(t.shape):
             raise ShapeError(f"{who}: gradient of shape {tuple(g.shape)} given for a tensor of "
                              f"shape {tuple(t.shape)}")
-        elif isinstance(g, Tensor) and g.dtype is not t.dtype:
-            if g.dtype.is_complex or t.dtype.is_complex:
-                raise GradError(f"{who}: a {g.dtype.name} gradient given for a {t.dtype.name} "
-                                "output: for complex tensors both must have the same dtype, as "
-                                "PyTorch's. Hint: pass gradient.to(output.dtype)")
-            g = g.to(t.dtype)  # (as PyTorch's: else the whole pass would run in g's dtype)
+        else:
+            g = _in_dtype(who, g, t.dtype)
         roots.append((t, g))
     return roots
+
+
+def _in_dtype(who: str, g: Any, dtype: Any) -> Any:
+    """A given gradient cast to its output's ``dtype``, as PyTorch's (else the whole pass would
+    run in the gradient's dtype); one complex where the output is real, or the reverse,
+    refused as PyTorch refuses it."""
+    if not isinstance(g, Tensor) or g.dtype is dtype:
+        return g
+    if g.dtype.is_complex != dtype.is_complex:
+        raise GradError(f"{who}: a {g.dtype.name} gradient given for a {dtype.name} output: "
+                        "for complex tensors both must be complex, as PyTorch's. Hint: pass "
+                        "gradient.to(output.dtype)")
+    return g.to(dtype)
 
 
 def refresh_stale(t: Tensor) -> None:
