@@ -18,7 +18,6 @@ from ember.errors import ShapeError
 from ember.nn.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ember.nn.linear import Linear
 from ember.nn.module import Module
-from ember.nn.module_hooks import HOOK_DICTS
 from ember.nn.normalization import (
     BatchNorm1d,
     BatchNorm2d,
@@ -30,6 +29,7 @@ from ember.nn.normalization import (
     _InstanceNorm,
 )
 from ember.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+from ember.random import fork_rng
 from ember.tensor import Tensor
 
 __all__ = ["UninitializedParameter", "LazyModuleMixin", "LazyLinear", "LazyConv1d",
@@ -37,39 +37,39 @@ __all__ = ["UninitializedParameter", "LazyModuleMixin", "LazyLinear", "LazyConv1
            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
-# what a lazy module keeps of its own when it becomes the real layer
-_OWN_STATE = ("training", *HOOK_DICTS)
-
-
 def _is_placeholder(value: Tensor) -> bool:
     """Whether a state-dict entry is what a lazy module saves before its first call."""
     return is_lazy(value) or tuple(value.shape) == (0,)
 
 
 def _materialize(module: LazyModuleMixin, input: Tensor) -> None:
-    """Builds the real layer for ``input``'s size and takes over its parameters (keeping the
-    parameter objects), buffers and attributes; the module keeps its class."""
-    real = module.cls_to_become(module._infer_size(input), *module._lazy_args[0],
-                                **module._lazy_args[1])
-    real.train(module.training)
+    """Builds the real layer for ``input``'s size and takes over its initial parameter values
+    (into the parameter objects), its running statistics and its size attribute. What was set
+    on the module before stays: attributes (``momentum``, ...), a statistic set to None, a
+    parameter loaded or materialized before (then the real layer is built under a forked RNG,
+    only for its shapes, so that the weights do not depend on an earlier
+    ``initialize_parameters``)."""
+    with fork_rng(enabled=not module.has_uninitialized_params()):
+        real = module.cls_to_become(module._infer_size(input), *module._lazy_args[0],
+                                    **module._lazy_args[1])
     for name, value in real._parameters.items():
-        mine = module._parameters[name]
+        mine = module._parameters.get(name)
         if isinstance(mine, UninitializedParameter):
             mine.materialize(tuple(value.shape))
             with ember.no_grad():
                 mine.copy_(value)
-        elif mine is not None and tuple(mine.shape) != tuple(value.shape):
+        elif mine is not None and value is not None and tuple(mine.shape) != tuple(value.shape):
             raise ShapeError(f"{type(module).__name__}: the parameter '{name}' (loaded or "
                              f"initialized before) has shape {tuple(mine.shape)}, but the "
                              f"input {tuple(input.shape)} needs {tuple(value.shape)}")
-        real._parameters[name] = mine
-    for name, mine in module._buffers.items():
-        if name in module._lazy_buffers:  # the dtype and device of .to() before this call
-            real._buffers[name] = real._buffers[name].to(dtype=mine.dtype, device=mine.device)
-        else:  # loaded from a state dict, or materialized before
-            real._buffers[name] = mine
+    for name in module._lazy_buffers:
+        mine = module._buffers.get(name)
+        if mine is not None:  # (in the dtype and device of a .to() before this call)
+            module._buffers[name] = real._buffers[name].to(dtype=mine.dtype, device=mine.device)
     module._lazy_buffers.clear()
-    module.__dict__.update({k: v for k, v in real.__dict__.items() if k not in _OWN_STATE})
+    for key, value in real.__dict__.items():
+        if key == module._size_attr or key not in module.__dict__:
+            module.__dict__[key] = value
 
 
 def _initialize(module: LazyModuleMixin, args: tuple) -> None:
@@ -120,8 +120,8 @@ class LazyModuleMixin(Module):
 
     def has_uninitialized_params(self) -> bool:
         """Whether a parameter or buffer still waits for its shape."""
-        return bool(self._lazy_buffers) or any(isinstance(p, UninitializedParameter)
-                                               for p in self._parameters.values())
+        return any(self._buffers.get(name) is not None for name in self._lazy_buffers) or \
+            any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
 
     def initialize_parameters(self, input: Tensor) -> None:
         """Materializes the parameters and buffers for ``input``'s size, as the first call
@@ -271,12 +271,6 @@ class _LazyNormBase(LazyModuleMixin):
         super().__init__(eps=eps, momentum=momentum, affine=affine,
                          track_running_stats=track_running_stats, device=device, dtype=dtype,
                          bias=bias)
-
-    def reset_running_stats(self) -> None:
-        """The real layer's ``reset_running_stats`` once the shapes are known; before, a
-        no-op."""
-        if self._sized():
-            self.cls_to_become.reset_running_stats(self)
 
     def _infer_size(self, input: Tensor) -> int:
         unbatched = input.ndim == self.cls_to_become._dims[0] and \
