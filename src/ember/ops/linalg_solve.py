@@ -175,6 +175,8 @@ def by_lu_where_needed(xp: Any, a: Any, b: Any | None, x: Any,
         redo = ~xp.isfinite(a).all(axis=(-2, -1))
         if transposed:
             redo |= ~xp.isfinite(x).all(axis=(-2, -1))
+        if not redo.any():  # (a sum of squares that overflowed: every value finite)
+            return x, info
     a, b = a[redo], b[redo]
     if transposed:
         x[redo], info[redo] = kernels.lu_solve(xp, xp.swapaxes(a, -1, -2), b, transpose=True)
