@@ -79,3 +79,20 @@ def test_unexpected_keys_are_listed_in_linear_time_as_torch_lists_them():
     net = ember.nn.Linear(1, 1)  # (20k unexpected keys: linear, no timing asserted)
     state = {f"module.layer{i}.weight": ember.zeros(1) for i in range(20000)}
     assert len(net.load_state_dict(state, strict=False).unexpected_keys) == 20000
+
+
+def test_zero_grad_in_place_keeps_a_create_graph_linear_gradient_as_torch():
+    # Ember's Linear weight gradient under create_graph was a transposed view: zero_grad then
+    # replaced it, and a held reference kept its history and stopped following .grad
+    def scenario(lib):
+        lib.manual_seed(0)
+        m = lib.nn.Linear(3, 2)
+        m(lib.ones(4, 3)).pow(2).sum().backward(create_graph=True)
+        held = m.weight.grad
+        m.zero_grad(set_to_none=False)
+        same, tracked = held is m.weight.grad, held.requires_grad
+        m.double()
+        m.weight.grad.add_(1)
+        return same, tracked, str(held.dtype).split(".")[1], held.tolist()
+
+    assert _both(scenario)

@@ -202,6 +202,8 @@ def _accumulate(t: Any, g: Any, create_graph: bool, owners: set | None) -> None:
         g = g.detach()
     if t._node is None:
         g = _laid_out_like(g, t)
+        if create_graph and g._view is not None:  # (a tensor of its own, as PyTorch's clone:
+            g = g.clone()  # zero_grad(set_to_none=False) detaches .grad in place, not a view)
     elif not g._data.flags.c_contiguous:  # a retained non-leaf's: C order, not the tensor's
         g = g.contiguous()
     if owners is not None:

@@ -397,22 +397,19 @@ class Module(ModuleHooksMixin, StateDictMixin, ConversionMixin):
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets every parameter's gradient: to ``None`` (default) or, in place, to zeros."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
+        grads = [p for p in self.parameters() if p.grad is not None]
+        if set_to_none:
+            for p in grads:
                 p.grad = None
-            else:  # (in place, as PyTorch: who holds the gradient sees the zeros)
-                if p.grad.grad_fn is not None:  # a gradient with history (create_graph=True);
-                    # a view of another tensor (Ember's Linear weight's) cannot drop it in place
-                    if p.grad._base is None:
-                        p.grad.detach_()
-                    else:
-                        p.grad = p.grad.detach()
-                else:
-                    p.grad.requires_grad_(False)
-                with no_grad():
-                    p.grad.zero_()
+            return
+        with no_grad():  # (in place, as PyTorch: who holds the gradient sees the zeros)
+            for p in grads:
+                g = p.grad
+                if g.grad_fn is not None:  # a gradient with history (create_graph=True)
+                    g.detach_()  # (a view of another tensor refuses, as PyTorch's)
+                elif g.requires_grad:
+                    g.requires_grad_(False)
+                g.zero_()
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Calls ``fn`` on every submodule (children first), then on this module.
