@@ -2,6 +2,8 @@
 on the same shapes (the layout a result has is part of its meaning: ``stride()``,
 ``is_contiguous()`` and what ``as_strided`` or a ``view`` of it may do)."""
 
+import copy
+
 import pytest
 import torch
 
@@ -173,3 +175,14 @@ def test_a_new_tensor_without_elements_reports_c_order_strides_as_torch(shape):
     for make in ("zeros", "ones", "empty"):
         assert getattr(ember, make)(*shape).stride() == getattr(torch, make)(*shape).stride()
     assert ember.zeros(*shape, device="meta").stride() == torch.zeros(*shape).stride()
+
+
+def test_a_deep_copied_expanded_tensor_refuses_writes_as_torch():
+    # the copy kept stride 0 but was writable: add_ summed into one cell through many
+    with pytest.raises(RuntimeError):
+        copy.deepcopy(torch.zeros(2, 1).expand(2, 3)).add_(torch.arange(3.0))
+    with pytest.raises(RuntimeError):
+        copy.deepcopy(ember.zeros(2, 1).expand(2, 3)).add_(ember.arange(3.0))
+    plain = copy.deepcopy(ember.zeros(2, 3))
+    plain.add_(1)
+    assert plain.sum().item() == 6

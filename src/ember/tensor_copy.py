@@ -47,11 +47,20 @@ def copied(t: Tensor, memo: dict) -> Tensor:
     if copy_ is None:
         copy_ = memo[id(root)] = root.copy(order="A")
     block = copy_.reshape(-1, order="A").view(np.uint8)
-    data = np.ndarray(a.shape, a.dtype, buffer=block, offset=_offset(a, root), strides=a.strides)
+    data = _read_only_if_expanded(np.ndarray(a.shape, a.dtype, buffer=block,
+                                             offset=_offset(a, root), strides=a.strides))
     key = ("ember version counter", id(root))  # (one for the tensors copied from one block)
     out = _wrap(data, t._device, vc=memo.get(key))
     memo.setdefault(key, out._vc)
     return out
+
+
+def _read_only_if_expanded(array: np.ndarray) -> np.ndarray:
+    """``array``, read-only where a stride of 0 spans several elements (an expanded tensor:
+    a write would reach one memory cell through many, as ``expand``'s refuses)."""
+    if array.size and any(not s and n > 1 for s, n in zip(array.strides, array.shape)):
+        array.flags.writeable = False
+    return array
 
 
 def with_class(out: Tensor, cls: type, attributes: dict | None) -> Tensor:
@@ -173,9 +182,8 @@ def rebuilt(array: Any, device: str, requires_grad: bool, layout: tuple | None =
     if layout is not None:
         dtype, shape, strides, offset = layout
         array = bytearray(array) if isinstance(array, bytes) else array  # (writable, as torch's)
-        array = np.ndarray(shape, dtype, buffer=array, offset=offset, strides=strides)
-        if array.size and any(not s and n > 1 for s, n in zip(strides, shape)):
-            array.flags.writeable = False  # (an expanded tensor: read-only, as expand's)
+        array = _read_only_if_expanded(
+            np.ndarray(shape, dtype, buffer=array, offset=offset, strides=strides))
     dev = to_device(device)
     return with_class(_wrap(dev.xp.asarray(array), dev, requires_grad), cls, attributes)
 
