@@ -148,41 +148,64 @@ def cut(t: Any) -> Any:
         return alias(t)
 
 
-def unwrap(t: Any, targets: list) -> Any:
+def unwrap(t: Any, walk: TapeWalk) -> Any:
     """A transform's result as its caller sees it, out of all other transforms: cut from the
-    tape unless that reaches past the level's ``targets`` to a tensor the caller
-    differentiates (as torch.func's unwrapping, result by result: with ``argnums=(0, 1)``, a
-    gradient depending only on the other argument needs no grad even where its sibling does).
+    tape unless that reaches past the level's targets to a tensor the caller differentiates
+    (as torch.func's unwrapping, result by result: with ``argnums=(0, 1)``, a gradient
+    depending only on the other argument needs no grad even where its sibling does).
+    ``walk`` is the level's :class:`TapeWalk` (``through_targets``), one for all its results.
     """
     if (isinstance(t, Tensor) and t.requires_grad and DISPATCH.handler is None
-            and not reaches_outer([t], targets, through_targets=True)):
+            and not walk.reaches_outer([t])):
         return cut(t)
     return t
 
 
 def reaches_outer(outs: list, targets: list, through_targets: bool = False) -> bool:
     """Whether the tape from ``outs`` reaches a tensor needing a gradient other than
-    ``targets``: then an outer reverse level differentiates through this one. With
-    ``through_targets``, reaching a target that has history (one an outer level tracks, see
-    :func:`track`) counts too, without walking behind it."""
-    stop = {t._node for t in targets if t._node is not None}
-    ids = {id(t) for t in targets}
-    stack = [o._node for o in outs if isinstance(o, Tensor) and o._node is not None]
-    seen: set = set()
-    while stack:
-        node = stack.pop()
-        if node in stop and through_targets:
-            return True
-        if node in seen or node in stop:
-            continue
-        seen.add(node)
-        for edge in node.edges:
-            if edge is None:
+    ``targets``: then an outer reverse level differentiates through this one (see
+    :class:`TapeWalk`)."""
+    return TapeWalk(targets, through_targets).reaches_outer(outs)
+
+
+class TapeWalk:
+    """What the tape behind a level's results reaches, for a level's ``targets``: a tensor
+    needing a gradient other than them, or with ``through_targets`` a target that has
+    history too (one an outer level tracks, see :func:`track`), without walking behind it.
+    Each node's answer is kept, so a level's walks together cross its tape once (a walk per
+    result over a deep network's tape, each building the targets' sets, made a level
+    quadratic in its depth)."""
+
+    def __init__(self, targets: list, through_targets: bool = False) -> None:
+        self.stop = {t._node for t in targets if t._node is not None}
+        self.ids = {id(t) for t in targets}
+        self.through_targets = through_targets
+        self.memo: dict = {}  # {node: whether it reaches}
+
+    def reaches_outer(self, outs: list) -> bool:
+        """Whether the tape from ``outs`` reaches outside the level (children settled before
+        their parents, each node once)."""
+        memo, stop = self.memo, self.stop
+        roots = [o._node for o in outs if isinstance(o, Tensor) and o._node is not None]
+        stack = [(node, False) for node in roots]
+        while stack:
+            node, children_done = stack.pop()
+            if node in memo:
                 continue
-            if edge[0] is None:  # (None, the leaf): from the edge, as a released node's
-                leaf = edge[1]  # inputs are placeholders
-                if id(leaf) not in ids and _RETIRED.get(id(leaf)) is not leaf:
-                    return True
+            if node in stop:
+                memo[node] = self.through_targets
+            elif not children_done:
+                stack.append((node, True))
+                stack.extend((edge[0], False) for edge in node.edges
+                             if edge is not None and edge[0] is not None and edge[0] not in memo)
             else:
-                stack.append(edge[0])
-    return False
+                memo[node] = any(_leaf_outside(edge[1], self.ids) if edge[0] is None
+                                 else memo[edge[0]] for edge in node.edges if edge is not None)
+        return any(memo[node] for node in roots)
+
+
+def _leaf_outside(leaf: Any, ids: set) -> bool:
+    """Whether a leaf of the tape (read from its edge, as a released node's inputs are
+    placeholders) needs a gradient from outside the level: not one of its targets, nor a
+    retired level's."""
+    return id(leaf) not in ids and _RETIRED.get(id(leaf)) is not leaf

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.errors import ArgumentError, GradError, OpError
-from ember.func._args import DiffArgs, split_aux, unwrap
+from ember.func._args import DiffArgs, TapeWalk, split_aux, unwrap
 from ember.func.batching.sampling import RandomUnderVmap
 from ember.func.forward import jvp, jvp_leaves
 from ember.func.pytree import tree_flatten, tree_unflatten
@@ -103,7 +103,7 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
         _check_outputs(outs, "jacrev")
         sizes = [_numel(o) for o in outs]
         starts = [sum(sizes[:i]) for i in range(len(outs))]
-        rows = [unwrap(r, level.targets)
+        rows = [unwrap(r, level.walk)
                 for r in _rows(level, diff.leaves, sizes, starts, chunk_size)]
         blocks = [diff.split([(r if n == r.shape[0] else r.narrow(0, s, n)).reshape(
                                   tuple(o.shape) + tuple(x.shape))
@@ -195,8 +195,9 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
         else:  # no input element: one plain pass gives the outputs' shapes
             cols, aux_t = push(*[None] * len(leaves))
             cols = [zeros((0,) + tuple(c.shape), dtype=c.dtype, device=c.device) for c in cols]
-        blocks = [diff.split([_columns(unwrap(c, []), x, s) for x, s in zip(leaves, starts)])
-                  for c in cols]
+        walk = TapeWalk([], through_targets=True)  # (one for all the columns: see unwrap)
+        blocks = [diff.split([_columns(unwrap(c, walk), x, s)
+                              for x, s in zip(leaves, starts)]) for c in cols]
         jac = tree_unflatten(blocks, seen["out"])
         if not has_aux:
             return jac

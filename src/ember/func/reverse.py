@@ -20,7 +20,16 @@ from ember.autograd.engine import nodes_to
 from ember.autograd.grad_mode import GRAD, request_grad
 from ember.autograd.graph import pin_saved
 from ember.errors import ArgumentError, GradError, ShapeError
-from ember.func._args import DiffArgs, cut, reaches_outer, retire, split_aux, track, unwrap
+from ember.func._args import (
+    DiffArgs,
+    TapeWalk,
+    cut,
+    reaches_outer,
+    retire,
+    split_aux,
+    track,
+    unwrap,
+)
 from ember.func.pytree import tree_flatten, tree_map
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.primitive import DISPATCH
@@ -97,6 +106,7 @@ class _Level:
                                      or _seen_through_vmap(diff.leaves))
         self.create = self.outer or DISPATCH.handler is not None
         self.who = who
+        self.walk = TapeWalk(self.targets, through_targets=True)  # (for unwrap)
 
     def pull(self, cotangents: list, retain: bool) -> list:
         """Gradients of ``sum(out * cotangent)`` for each target (zeros where unused). They
@@ -121,7 +131,8 @@ class _Level:
         """A result as the caller sees it: cut from this level unless an outer one needs it
         (``keep``: whether one does; this level's own finding by default), result by result
         (:func:`ember.func._args.unwrap`)."""
-        return unwrap(t, self.targets) if (self.outer if keep is None else keep) else cut(t)
+        return unwrap(t, self.walk) if (self.outer if keep is None else keep) \
+            else cut(t)
 
     def results(self) -> tuple[Any, Any]:
         return (tree_map(self.finish, self.out),
