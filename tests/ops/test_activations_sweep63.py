@@ -1,5 +1,6 @@
 """Activation sweep (session 63) against PyTorch 2.13: dtypes torch refuses."""
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812 - the usual spelling
@@ -102,3 +103,17 @@ def test_silu_half_backward_near_the_slopes_zero_as_torch(dtype: str) -> None:
     assert xe.grad.dtype is xe.dtype
     torch.testing.assert_close(torch.tensor(xe.grad.float().tolist()), x.grad.float(),
                                rtol=2e-2, atol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_silu_half_backward_rounds_once_with_any_upstream_gradient_as_torch(dtype):
+    # v·slope in float32 then rounded (the slope rounded to half first: a quarter 1 ulp off)
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal(1000).astype(np.float32) * 3
+    vs = rng.standard_normal(1000).astype(np.float32)
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor(xs).to(getattr(lib, dtype)).requires_grad_()
+        lib.nn.functional.silu(x).backward(lib.tensor(vs).to(getattr(lib, dtype)))
+        grads.append(x.grad.float().numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])

@@ -89,6 +89,8 @@ class Silu(Holomorphic, Unary):
         if x.dtype not in _SLOPE_DTYPES:  # (complex: the composite, as before)
             s = sigmoid(x)
             return v * (s * (1 + x * (1 - s)))
+        if x.dtype in _HALF_DTYPES:  # (v·slope in float32, rounded once, as PyTorch's kernel)
+            return (v.float() * apply(SiluSlope, x.float())).to(v.dtype)
         return v * apply(SiluSlope, x)
 
 
