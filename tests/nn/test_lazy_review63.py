@@ -74,3 +74,14 @@ def test_reset_running_stats_before_the_first_call_as_torch(name, kwargs):
         return "ok", m.has_uninitialized_params()
 
     assert outcome(ember) == outcome(torch)
+
+
+def test_building_a_lazy_layer_draws_no_random_numbers_as_torch():
+    # its probe layer's init drew from the generator: LazyLinear(4)'s weights after a seed
+    # were not Linear(5, 4)'s, as they are in torch
+    for lib in (torch, ember):
+        lib.manual_seed(1)
+        lazy = lib.nn.LazyLinear(4)(lib.ones(2, 5)).detach().numpy()
+        lib.manual_seed(1)
+        plain = lib.nn.Linear(5, 4)(lib.ones(2, 5)).detach().numpy()
+        np.testing.assert_array_equal(lazy, plain)

@@ -190,7 +190,7 @@ def test_a_fill_value_nothing_is_filled_with_is_not_range_checked_as_torch():
         assert e.tolist() == t.tolist()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bool", "float16", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "bool", "float16", "bfloat16", "int64"])
 def test_a_fill_beyond_64_bits_is_read_as_a_double_as_torchs_pad(dtype):
     t = _outcome(lambda: F.pad(torch.ones(2, dtype=getattr(torch, dtype)), (1, 0), value=2**70))
     e = _outcome(lambda: ember.nn.functional.pad(ember.ones(2, dtype=getattr(ember, dtype)),

@@ -95,7 +95,8 @@ class LazyModuleMixin(Module):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         Module.__init__(self)  # (not the layer's own: its sizes come later)
-        probe = self.cls_to_become(kwargs.get("groups", 1), *args, **kwargs)
+        with fork_rng():  # (the probe's random init draws nothing, as PyTorch's lazy layers)
+            probe = self.cls_to_become(kwargs.get("groups", 1), *args, **kwargs)
         for name, p in probe._parameters.items():
             self._parameters[name] = None if p is None else \
                 UninitializedParameter(p.requires_grad, p.device, p.dtype)

@@ -114,7 +114,8 @@ def _fill_value(input: Tensor, value: object, grows: bool) -> object:
         return value.real
     if not grows:
         return 0
-    if type(value) is int and not -2**63 <= value < 2**64 and input.dtype.np.kind in "fcb":
+    if type(value) is int and not -2**63 <= value < 2**64 and (
+            input.dtype.is_floating_point or input.dtype.is_complex or input.dtype is dtypes.bool):
         return float(value)  # (PyTorch's pad reads a number beyond 64 bits as a double)
     if isinstance(value, (int, np.integer)) and value < 0 and input.dtype.np.kind == "u":
         # (full and fill_ wrap -1 to 255 in uint8, as PyTorch's; its pad refuses it)
