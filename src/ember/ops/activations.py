@@ -558,11 +558,12 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         >>> ember.glu(ember.tensor([[1.0, 2.0, 0.0, 0.0]]))
         tensor([[0.5000, 1.0000]])
     """
-    _floating("glu", input)  # (as PyTorch: no integer kernel; sigmoid's promotion hid that)
     size = input.shape[normalize_dim(dim, input.ndim, "glu")] if input.ndim else 0
     if size % 2 or not input.ndim:
         raise ShapeError(f"glu: dimension {dim} of input {tuple(input.shape)} has size {size}; "
                          "glu halves it, so it must be even")
+    _floating("glu", input)  # (as PyTorch: no integer kernel; sigmoid's promotion hid that;
+    # after the shape, which an fx Proxy fails first with the hint to wrap glu)
     return apply(Glu, input, dim=normalize_dim(dim, input.ndim, "glu"))
 
 
