@@ -80,6 +80,19 @@ def test_adafactor_with_another_number_of_dims_is_a_clear_error(before, after):
         opt.step()
 
 
+@pytest.mark.parametrize("after", [(1, 3, 4), (2, 3, 4)])
+def test_adafactor_refuses_a_matrix_that_gained_leading_dims_as_torch(after):
+    # (NumPy's writes into row_var (3, 1) dropped the new leading 1-dim: it stepped silently)
+    p, opt = stepped(torch, "Adafactor", (3, 4))
+    p.data, p.grad = torch.ones(*after), torch.ones(*after)
+    with pytest.raises(RuntimeError):
+        opt.step()
+    p, opt = stepped(ember, "Adafactor", (3, 4))
+    p.data, p.grad = ember.ones(*after), ember.ones(*after)
+    with pytest.raises(ember.errors.ShapeError, match="state 'row_var' has shape"):
+        opt.step()
+
+
 def test_asgd_refuses_a_parameter_that_gained_leading_dims_as_torch():
     # (NumPy's ax[...] = p drops p's leading 1-dims: (6,) -> (1, 6) stepped silently)
     p, opt = stepped(torch, "ASGD", (6,))

@@ -115,6 +115,9 @@ class Adafactor(ElementwiseOptimizer):
         square = g * g
         if p.ndim > 1:
             row, col = state["row_var"]._data, state["col_var"]._data
+            if row.shape != data.shape[:-1] + (1,) or col.shape[-1] != data.shape[-1] or \
+                    col.ndim != data.ndim:  # (NumPy's writes drop leading 1-dims: (3, 4) took
+                self._check_state_shapes(p, state, group, None)  # a (1, 3, 4) p silently)
             lerp_into(xp, row, square.mean(axis=-1, keepdims=True), beta)  # (torch's lerp_)
             lerp_into(xp, col, square.mean(axis=-2, keepdims=True), beta)
             var = xp.matmul(row, col)
