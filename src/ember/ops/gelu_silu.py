@@ -9,13 +9,13 @@ from typing import Any
 
 from ember import dtypes
 from ember.ops.complex_parts import Holomorphic
+from ember.ops.convert import HALF
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.primitive import apply, primitive
 from ember.ops.unary import Unary, exp, in_float32, sigmoid, sigmoid_array, tanh
 
 __all__: list[str] = []
 
-_HALF_DTYPES = frozenset((dtypes.float16, dtypes.bfloat16))
 _SQRT1_2 = 1 / math.sqrt(2)
 _SQRT_2_PI = math.sqrt(2 / math.pi)  # the tanh approximation of gelu
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
@@ -46,7 +46,7 @@ def _gelu_tanh_backward(v: Any, x: Any) -> Any:
     """``v`` times the tanh-approximate gelu's slope, for float16/bfloat16 in float32 rounded
     once, as PyTorch's kernel (each step rounded to bfloat16, ``t + 1`` and ``1 - t²`` lost
     their digits in the tails: 60% off at x = -3)."""
-    half = x.dtype in _HALF_DTYPES
+    half = x.dtype in HALF
     xs, vs = (x.float(), v.float()) if half else (x, v)
     t = tanh((xs + xs * xs * xs * _GELU_CUBIC) * _SQRT_2_PI)
     slope = (1 - t * t) * (xs * xs * (3 * _GELU_CUBIC) + 1) * (_SQRT_2_PI * 0.5)
@@ -73,7 +73,7 @@ class GeluSlope(Unary):
         return v * (exp(x * x * -0.5) * _INV_SQRT_2PI * (2 - x * x))
 
 
-_SLOPE_DTYPES = frozenset((dtypes.float32, dtypes.float64, *_HALF_DTYPES))
+_SLOPE_DTYPES = frozenset((dtypes.float32, dtypes.float64, *HALF))
 
 
 @primitive
@@ -89,7 +89,7 @@ class Silu(Holomorphic, Unary):
         if x.dtype not in _SLOPE_DTYPES:  # (complex: the composite, as before)
             s = sigmoid(x)
             return v * (s * (1 + x * (1 - s)))
-        if x.dtype in _HALF_DTYPES:  # (v·slope in float32, rounded once, as PyTorch's kernel)
+        if x.dtype in HALF:  # (v·slope in float32, rounded once, as PyTorch's kernel)
             return (v.float() * apply(SiluSlope, x.float())).to(v.dtype)
         return v * apply(SiluSlope, x)
 
