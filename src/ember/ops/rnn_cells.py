@@ -44,12 +44,26 @@ def gru_step(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) ->
     return gru_gates(x, project(h, w_hh, b_hh), h), None
 
 
-def _batched(op: str, input: Tensor, hx: Tensor) -> None:
-    """PyTorch's cell functions take batches only (the ``*Cell`` modules add the dimension)."""
-    if input.ndim != 2 or hx.ndim != 2:
+def _check_cell(op: str, input: Tensor, states: Sequence[Tensor], w_ih: Tensor,
+                w_hh: Tensor) -> None:
+    """PyTorch's checks of a cell function's operands: batches only (the ``*Cell`` modules
+    add the dimension), ``w_ih``'s input size, and each state of the input's batch and
+    ``w_hh``'s hidden size (a state of batch 1 would broadcast silently)."""
+    if input.ndim != 2 or any(s.ndim != 2 for s in states):
+        shapes = ", ".join(str(tuple(s.shape)) for s in states)
         raise ShapeError(f"{op}: expected a batched 2-D input and hidden state, got shapes "
-                         f"{tuple(input.shape)} and {tuple(hx.shape)}. Hint: unsqueeze(0) "
-                         "adds the batch dimension")
+                         f"{tuple(input.shape)} and {shapes}. Hint: unsqueeze(0) adds the "
+                         "batch dimension")
+    if input.shape[1] != w_ih.shape[-1]:
+        raise ShapeError(f"{op}: input has inconsistent input_size: got {input.shape[1]} "
+                         f"expected {w_ih.shape[-1]} (w_ih is {tuple(w_ih.shape)})")
+    for i, s in enumerate(states):
+        if s.shape[0] != input.shape[0]:
+            raise ShapeError(f"{op}: Input batch size {input.shape[0]} doesn't match "
+                             f"hidden{i} batch size {s.shape[0]}")
+        if s.shape[1] != w_hh.shape[-1]:
+            raise ShapeError(f"{op}: hidden{i} has inconsistent hidden_size: got "
+                             f"{s.shape[1]}, expected {w_hh.shape[-1]}")
 
 
 def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
@@ -61,7 +75,7 @@ def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
         >>> ember.rnn_tanh_cell(ember.zeros(1, 2), ember.zeros(1, 3), w_ih, w_hh)
         tensor([[0., 0., 0.]])
     """
-    _batched("rnn_tanh_cell", input, hx)
+    _check_cell("rnn_tanh_cell", input, (hx,), w_ih, w_hh)
     return tanh_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
 
 
@@ -74,7 +88,7 @@ def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
         >>> ember.rnn_relu_cell(ember.ones(1, 2), ember.zeros(1, 3), w_ih, w_hh)
         tensor([[2., 2., 2.]])
     """
-    _batched("rnn_relu_cell", input, hx)
+    _check_cell("rnn_relu_cell", input, (hx,), w_ih, w_hh)
     return relu_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
 
 
@@ -90,7 +104,7 @@ def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor,
     """
     if len(hx) != 2:
         raise ArgumentError(f"lstm_cell: expected hx to have 2 elements (h, c), got {len(hx)}")
-    _batched("lstm_cell", input, hx[0])
+    _check_cell("lstm_cell", input, hx, w_ih, w_hh)
     h, c = lstm_step(linear(input, w_ih, b_ih), hx[0], hx[1], w_hh, b_hh)
     return h, c
 
@@ -104,5 +118,5 @@ def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
         ...                ember.zeros(9, 3))
         tensor([[0.5000, 0.5000, 0.5000]])
     """
-    _batched("gru_cell", input, hx)
+    _check_cell("gru_cell", input, (hx,), w_ih, w_hh)
     return gru_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
