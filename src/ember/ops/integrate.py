@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember.errors import ShapeError
+from ember.dtypes import bool_, promote_types
+from ember.errors import DTypeError, ShapeError
 from ember.ops.convert import to_float
 from ember.ops.multi_dot import multi_dot
 from ember.ops.norms import vector_norm
@@ -20,10 +21,22 @@ __all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "dist", "chain_matmul"]
 
 
 def _dim(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> int:
-    """``dim`` checked against ``y``, after checking that at most one of x and dx is given."""
+    """``dim`` checked against ``y``, after checking that at most one of x and dx is given
+    and that neither sample tensor is bool (PyTorch refuses them)."""
     if x is not None and dx is not None:
         raise TypeError(f"{op}: give x or dx, not both")
+    if y.dtype == bool_ or (isinstance(x, Tensor) and x.dtype == bool_):
+        which = "`x` or `y`" if isinstance(x, Tensor) else "`y`"
+        raise DTypeError(f"{op}: received a bool input for {which}, but bool is not supported. "
+                         "Hint: convert with .float() first")
     return dim_of(y, dim, op)
+
+
+def _check_points(op: str, x: Tensor, n: int) -> None:
+    """A 1-d ``x`` must give one point per sample."""
+    if x.ndim == 1 and x.shape[0] != n:
+        raise ShapeError(f"{op}: There must be one `x` value for each sample point, got "
+                         f"{x.shape[0]} for {n} samples")
 
 
 def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> Tensor:
@@ -33,10 +46,8 @@ def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> Tensor:
     pairs = narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)
     if x is None or not isinstance(x, Tensor):
         return pairs / 2 * _step(x, dx)
+    _check_points(op, x, n)
     if x.ndim == 1:
-        if x.shape[0] != n:
-            raise ShapeError(f"{op}: There must be one `x` value for each sample point, got "
-                             f"{x.shape[0]} for {n} samples")
         view = [1] * y.ndim
         view[d] = n - 1
         diffs = reshape(x[1:] - x[:-1], tuple(view))
@@ -67,9 +78,7 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Ten
     """
     d = _dim("trapezoid", y, x, dx, dim)
     if y.shape[d] == 0:
-        shape = tuple(s for i, s in enumerate(y.shape) if i != d)
-        return to_float(y).new_zeros(shape) if not y.dtype.is_floating_point else \
-            y.new_zeros(shape)
+        return y.new_zeros(tuple(s for i, s in enumerate(y.shape) if i != d))  # torch's dtype
     if not isinstance(x, Tensor):  # (PyTorch's formula for a constant step: its rounding)
         return (y.sum(d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * _step(x, dx)
     return _areas("trapezoid", y, x, dx, dim).sum(d)
@@ -87,7 +96,10 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int =
     """
     d = _dim("cumulative_trapezoid", y, x, dx, dim)
     if y.shape[d] == 0:
-        return to_float(y)
+        if not isinstance(x, Tensor):
+            return to_float(y)
+        _check_points("cumulative_trapezoid", x, 0)
+        return to_float(y.to(promote_types(y.dtype, x.dtype)))
     return cumsum(_areas("cumulative_trapezoid", y, x, dx, dim), d)
 
 

@@ -282,6 +282,9 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     if not input.dtype.is_floating_point:
         raise DTypeError(f"nanmean: expected a floating input, got {input.dtype.name}. Hint: "
                          "call .float() first")
+    if dtype is not None and dtypes.to_dtype(dtype).category < dtypes.FLOAT:
+        raise DTypeError(f"nanmean: dtype={dtypes.to_dtype(dtype).name} is not floating "
+                         "point, and the mean's dtype must be. Hint: pass a floating dtype")
     count = sum(logical_not(isnan(input)), dim, keepdim)
     # (a half quotient ends in a cast; PyTorch's node is the division's)
     return name_node(nansum(input, dim, keepdim, dtype=dtype) / count, "DivBackward0")

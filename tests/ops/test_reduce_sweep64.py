@@ -1,0 +1,51 @@
+"""Reductions and scans against PyTorch: cases the session-64 sweep found wrong."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _e(t: torch.Tensor) -> ember.Tensor:
+    return ember.tensor(t.numpy())
+
+
+@pytest.mark.parametrize("op", ["trapezoid", "cumulative_trapezoid"])
+def test_trapezoid_refuses_bool_samples(op):
+    y = torch.tensor([True, False, True])
+    with pytest.raises(RuntimeError, match="bool"):
+        getattr(torch, op)(y)
+    with pytest.raises(ember.errors.DTypeError, match=f"{op}: received a bool input"):
+        getattr(ember, op)(_e(y))
+    with pytest.raises(ember.errors.DTypeError, match="`x` or `y`"):
+        getattr(ember, op)(ember.ones(3), _e(y))
+
+
+@pytest.mark.parametrize("ydt", [torch.int64, torch.float16, torch.float64])
+@pytest.mark.parametrize("xdt", [None, torch.float64, torch.int64, torch.float16])
+def test_trapezoid_of_no_samples_keeps_torch_dtype(ydt, xdt):
+    y = torch.zeros(3, 0, dtype=ydt)
+    args = () if xdt is None else (torch.zeros(0, dtype=xdt),)
+    for op in ("trapezoid", "cumulative_trapezoid"):
+        want = getattr(torch, op)(y, *args)
+        got = getattr(ember, op)(_e(y), *(_e(a) for a in args))
+        assert tuple(got.shape) == tuple(want.shape)
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+
+
+def test_cumulative_trapezoid_of_no_samples_checks_x_length():
+    with pytest.raises(ember.errors.ShapeError, match="one `x` value for each sample"):
+        ember.cumulative_trapezoid(ember.zeros(3, 0), ember.zeros(2))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_nanmean_refuses_a_non_floating_dtype(dtype):
+    x = torch.tensor([1.5, float("nan"), 2.5])
+    with pytest.raises(RuntimeError, match="nanmean"):
+        torch.nanmean(x, dtype=getattr(torch, dtype))
+    with pytest.raises(ember.errors.DTypeError, match=f"nanmean: dtype={dtype}"):
+        ember.nanmean(_e(x), dtype=getattr(ember, dtype))  # (it returned float32 1.5000)
+    got = ember.nanmean(_e(x), dtype=ember.float64)
+    np.testing.assert_allclose(got.numpy(), torch.nanmean(x, dtype=torch.float64).numpy())
+    assert got.dtype == ember.float64
