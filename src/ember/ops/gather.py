@@ -227,6 +227,9 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
                 [6, 4]])
     """
     dim, index = _vector_index("index_select", input, dim, index)
+    if input.ndim == 0 and index.shape[0] != 1:  # (one value out of a scalar, as torch)
+        raise IndexShapeError(f"index_select: indexing a 0-d tensor takes exactly one index, "
+                              f"got {index.shape[0]}. Hint: reshape(1) the input first")
     out = apply(Index, _as_1d(input), index, dims=(dim,))
     return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
 

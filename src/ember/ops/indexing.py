@@ -314,7 +314,7 @@ def _classify(k: Any, x: Tensor, op: str) -> tuple[int, Any]:
         return (_MASK if cat == dtypes.BOOL else _ARRAY), k
     if isinstance(k, (bool, np.bool_)):
         return _BOOL, bool(k)
-    if isinstance(k, (list, tuple, np.ndarray)):
+    if isinstance(k, (list, tuple, range, np.ndarray)):
         try:
             a = np.asarray(k)
         except ValueError:
