@@ -270,3 +270,20 @@ def test_round_decimals_bitwise_as_torch(decimals, dtype):
     got = ember.round(ember.tensor(x, dtype=getattr(ember, dtype)), decimals=decimals)
     np.testing.assert_array_equal(got.numpy().view(f"i{got.element_size()}"),
                                   want.numpy().view(f"i{want.element_size()}"))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("eps", [0.001, 0.1, 0.3])
+def test_logit_clamps_to_bounds_in_the_input_dtype(dtype, eps):
+    # the bounds were eps and 1 - eps in float32: bfloat16 logit(1, eps=1e-3) was 6.9 (torch:
+    # 1 - eps rounds to 1 in bfloat16, inf), float16 logit(1, 1e-3) 6.906 (torch 6.930)
+    x = [0.0, 1.0, 0.5, -1.0, 2.0]
+    want = torch.logit(torch.tensor(x, dtype=getattr(torch, dtype)), eps)
+    got = ember.logit(ember.tensor(x, dtype=getattr(ember, dtype)), eps)
+    torch.testing.assert_close(torch.from_numpy(got.float().numpy()), want.float(),
+                               rtol={"float32": 1e-6}.get(dtype, 8e-3), atol=0)
+    if dtype != "float32":  # computed in float32 and rounded once: the clamped bound's logit
+        lo = got.numpy().dtype.type(eps)
+        bounds = np.array([lo, got.numpy().dtype.type(1) - lo], dtype=np.float64)
+        exact = np.log(bounds / (1 - bounds)).astype(lo.dtype)
+        np.testing.assert_array_equal(got.numpy()[:2], exact)

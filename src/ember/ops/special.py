@@ -219,11 +219,15 @@ class Logit(Unary):
 
     name = "logit"
 
-    @in_float32
     def forward(self, xp, a, *, eps):
-        if eps is not None:
-            lo, hi = eps, 1.0 - eps
+        if eps is not None:  # the bounds in a's dtype, as PyTorch's (so clamp(x) then logit)
+            lo = a.dtype.type(eps)
+            hi = a.dtype.type(1) - lo
             a = xp.where(a < lo, lo, xp.where(a > hi, hi, a)).astype(a.dtype, copy=False)
+        return self.log_odds(xp, a)
+
+    @in_float32
+    def log_odds(self, xp, a):
         return xp.log(a / (1 - a))
 
     def chain(self, v, x, y, *, eps):
