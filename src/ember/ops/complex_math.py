@@ -76,6 +76,11 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
         tensor([2.+0.j])
     """
     check_tensors("polar", abs=abs, angle=angle)
+    if not (abs.dtype.is_floating_point and angle.dtype.is_floating_point):
+        # (cos of an integer angle is a float: the result was complex64, not PyTorch's error)
+        raise DTypeError(f"polar: expects abs and angle of a floating dtype, got "
+                         f"{abs.dtype.name} and {angle.dtype.name}. Hint: convert both with "
+                         ".float() or .double()")
     if abs.dtype is not angle.dtype:
         raise DTypeError(f"polar: expects abs and angle of one dtype, got {abs.dtype.name} and "
                          f"{angle.dtype.name}")

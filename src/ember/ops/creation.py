@@ -52,7 +52,7 @@ from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_ove
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
-from ember.ops.spaced import evenly_spaced, spaced_dtype
+from ember.ops.spaced import evenly_spaced, refuse_bool, spaced_dtype
 from ember.ops.tensor_data import (
     NUMBERS,
     exact_uint64,
@@ -426,6 +426,7 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
     if end is None:
         start, end = 0, start
     dt = dtypes.to_dtype(dtypes.number_dtype(start, end, step) if dtype is None else dtype)
+    refuse_bool("arange", dt)
     for v in (start, end, step):  # (PyTorch counts an integer range in int64)
         if dt.category < dtypes.FLOAT and isinstance(v, int):
             check_fits("arange", v, dtypes.int64)
@@ -489,6 +490,7 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
         raise ArgumentError(f"range: the range {start} to {end} goes against the sign of step "
                             f"{step}. Hint: swap start and end, or negate step")
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    refuse_bool("range", dt)
     dev = to_device(device)
     n = int(np.floor((end - start) / step)) + 1
     array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np)

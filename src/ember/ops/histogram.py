@@ -72,16 +72,18 @@ def _count(bins: Any, op: str) -> int:
 
 def _check_weight(weight: Tensor | None, input: Tensor, op: str) -> None:
     """``weight``, when given, has ``input``'s shape (without its last dimension, of
-    coordinates, for ``histogramdd``) and dtype, as PyTorch asks."""
+    coordinates, for ``histogramdd``; for ``histogram`` its number of elements, as PyTorch
+    flattens both) and dtype, as PyTorch asks."""
     if weight is None:
         return
     points = op == "histogramdd"
-    if tuple(weight.shape) != tuple(input.shape[:-1] if points else input.shape):
-        raise ShapeError(f"{op}: if weight tensor is provided it should have the same shape as "
-                         "the input tensor" + (" excluding its innermost dimension" if points
-                                               else "") +
-                         f", but got input with shape {tuple(input.shape)} and weight with "
-                         f"shape {tuple(weight.shape)}")
+    if (tuple(weight.shape) != tuple(input.shape[:-1]) if points
+            else weight.numel() != input.numel()):
+        want = ("the same shape as the input tensor excluding its innermost dimension"
+                if points else "as many elements as the input tensor")
+        raise ShapeError(f"{op}: if weight tensor is provided it should have {want}, but got "
+                         f"input with shape {tuple(input.shape)} and weight with shape "
+                         f"{tuple(weight.shape)}")
     if weight.dtype is not input.dtype:
         raise DTypeError(f"{op}: weight should have the input's dtype, got input "
                          f"{input.dtype.name} and weight {weight.dtype.name}")

@@ -283,8 +283,8 @@ class Bincount(Primitive):
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value ``0 … max(input)`` occurs in the 1-D non-negative integer
     ``input`` (int64), or the sum of ``weights`` at its occurrences (float32 for float32
-    weights, else float64); at least ``minlength`` long. Its size depends on the data, so
-    compiled and vmapped functions cannot call it.
+    weights, else float64; int64 zeros for an empty ``input``); at least ``minlength``
+    long. Its size depends on the data, so compiled and vmapped functions cannot call it.
 
     Example:
         >>> ember.bincount(ember.tensor([0, 3, 1, 3]))
@@ -297,7 +297,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if minlength < 0:
         raise ArgumentError(f"bincount: minlength should be >= 0, got {minlength}")
     extra = ()
-    if weights is not None:
+    if weights is not None and input.numel():  # (no values: int64 zeros whatever the
+        # weights, as PyTorch's)
         if weights.ndim != 1 or weights.shape[0] != input.shape[0]:
             raise ShapeError(f"bincount: weights should be 1-d and have the same length as "
                              f"input, got weights {tuple(weights.shape)} for input "

@@ -54,11 +54,20 @@ def spaced_dtype(op: str, start: Any, end: Any, dtype: Any, steps: int) -> DType
     else:
         default = dtypes.get_default_dtype()
         dt = default.to_complex() if complex_ends else default
+    refuse_bool(op, dt)
     for v in (start, end):
         check_number_int(op, v)  # (2**64 is refused even where no point is made)
     for v in (start, end)[:steps]:
         check_fits(op, v, dt)
     return dt
+
+
+def refuse_bool(op: str, dt: DType) -> None:
+    """A DTypeError for a range (``arange``, ``linspace``, …) asked in bool, which PyTorch has
+    no kernel for (NumPy would give 0, 1, 1, … silently)."""
+    if dt is dtypes.bool_:
+        raise DTypeError(f"{op}: not implemented for bool, as in PyTorch. Hint: make the range "
+                         f"in an integer dtype, then compare it (e.g. ember.arange(n) > 0)")
 
 
 def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarray:

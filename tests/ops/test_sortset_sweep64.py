@@ -1,0 +1,63 @@
+"""Sorting, counting and creation ops against PyTorch (sweep 64): dtypes PyTorch refuses,
+histogram's flattened weight, bincount of no values."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.arange(3, dtype=lib.bool),
+    lambda lib: lib.arange(3, out=lib.empty(0, dtype=lib.bool)),
+    lambda lib: lib.linspace(0, 1, 3, dtype=lib.bool),
+    lambda lib: lib.logspace(0, 1, 3, dtype=lib.bool),
+])
+def test_bool_ranges_are_refused_as_torch(make):
+    # (NumPy made them silently: arange(3, dtype=bool) was [False, True, True])
+    with pytest.raises(NotImplementedError, match="Bool"):
+        make(torch)
+    with pytest.raises(ember.errors.DTypeError, match="not implemented for bool"):
+        make(ember)
+
+
+@pytest.mark.parametrize("abs_, angle", [([1], [1]), ([1.0], [1]), ([1], [1.0]),
+                                         ([True], [True])])
+def test_polar_refuses_non_float_inputs_as_torch(abs_, angle):
+    # (an integer angle went through cos to float32: a complex64 answer, PyTorch's an error)
+    with pytest.raises(RuntimeError, match="Float or Double"):
+        torch.polar(torch.tensor(abs_), torch.tensor(angle))
+    with pytest.raises(ember.errors.DTypeError, match="polar: .*floating"):
+        ember.polar(ember.tensor(abs_), ember.tensor(angle))
+
+
+@pytest.mark.parametrize("weight_shape", [(4,), (1, 4), (4, 1)])
+def test_histogram_takes_a_weight_of_any_shape_with_the_input_s_size(weight_shape):
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    w = np.arange(1.0, 5.0, dtype=np.float32).reshape(weight_shape)
+    want = torch.histogram(torch.tensor(x), 2, weight=torch.tensor(w))
+    got = ember.histogram(ember.tensor(x), 2, weight=ember.tensor(w))
+    np.testing.assert_array_equal(got.hist.numpy(), want.hist.numpy())
+    np.testing.assert_array_equal(got.bin_edges.numpy(), want.bin_edges.numpy())
+
+
+def test_histogram_weight_of_another_size_is_refused():
+    x = [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(RuntimeError, match="weight"):
+        torch.histogram(torch.tensor(x), 2, weight=torch.ones(3))
+    with pytest.raises(ember.errors.ShapeError, match="as many elements"):
+        ember.histogram(ember.tensor(x), 2, weight=ember.ones(3))
+
+
+@pytest.mark.parametrize("weights", [[], [1.0, 2.0]])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("minlength", [0, 3])
+def test_bincount_of_no_values_is_int64_zeros_whatever_the_weights(weights, dtype, minlength):
+    # (float zeros before, and a weights-length error where PyTorch gives zeros)
+    def run(lib):
+        return lib.bincount(lib.tensor([], dtype=lib.int64),
+                            lib.tensor(weights, dtype=getattr(lib, dtype)), minlength=minlength)
+    want, got = run(torch), run(ember)
+    assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
