@@ -79,8 +79,6 @@ class ScatterReduce(Primitive):
         if p["reduce"] == "prod":
             masked_a = where(eq(a, 0), 1, a)
             coef_a = apply(ScatterReduce, masked_a, v, *idx, **p) / masked_a
-            if hit is not None:
-                coef_a = coef_a * (1 - hit)
             v_zero = eq(v, 0)
             zeros_at = apply(IndexPut, zeros_like(a), cast(v_zero, a.dtype), *idx, basic=(),
                              dims=dims, mode="add")
@@ -94,11 +92,13 @@ class ScatterReduce(Primitive):
             mask_a = cast(eq(a, out), a.dtype)
             if hit is not None:
                 mask_a = mask_a * (1 - hit)
+            # (no entry equals a NaN result: a count of 0 there gives NaN, as torch's)
             count = mask_a + apply(IndexPut, zeros_like(a), mask_v, *idx, basic=(), dims=dims,
                                    mode="add")
-            count = where(eq(count, 0), 1, count)
             coef_a = mask_a / count
             coef_v = mask_v / apply(Index, count, *idx, dims=dims)
+        if hit is not None:  # (a left-out entry has no part in the result: exactly 0)
+            coef_a = where(hit != 0, 0, coef_a)
         return coef_a, coef_v
 
     def vjp(self, ctx, g):
