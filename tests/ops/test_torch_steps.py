@@ -1,5 +1,6 @@
-"""x ** 0.5, -0.5, 3 and -2 as PyTorch's float32/float64/bfloat16 kernels: sqrt, 1/sqrt,
-x * x * x and 1 / (x * x), bit for bit, with their gradients at -0 and -inf."""
+"""Arithmetic as PyTorch's CPU kernels round it, bit for bit (:mod:`ember.ops.torch_steps`):
+x ** 0.5, -0.5, 3 and -2 (float32/float64/bfloat16) as sqrt, 1/sqrt, x * x * x and
+1 / (x * x), with their gradients at -0 and -inf; float16/bfloat16 floor division."""
 
 import numpy as np
 import pytest
@@ -48,3 +49,25 @@ def test_pow_half_gradient_at_minus_zero_and_minus_inf_as_torch():
             (x ** exponent).sum().backward()
             grads.append(np.asarray(x.grad.numpy()))
         np.testing.assert_array_equal(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_floor_divide_rounds_each_step_as_torch(dtype):
+    # (before: NumPy's float32 loop, rounded once: -3968 // 1.1318359375 was -3506 in
+    # float16, torch's -3508; 1 result in 16 apart)
+    rng = np.random.default_rng(1)
+    a = np.concatenate([rng.uniform(-1e4, 1e4, 4096), [1.0, -1.0, 0.0, -0.0, 5.0, np.inf,
+                                                         -np.inf, np.nan, 3.0, -3.0]])
+    b = np.concatenate([rng.standard_normal(4096) * 3, [0.0, 0.0, 0.0, 2.0, -0.0, 2.0,
+                                                         -3.0, 1.0, np.inf, np.inf]])
+    ta, tb = (torch.tensor(v).to(getattr(torch, dtype)) for v in (a, b))
+    ea, eb = (ember.tensor(v).to(getattr(ember, dtype)) for v in (a, b))
+    pairs = [(ta // tb, ea // eb), (7.5 // tb, 7.5 // eb),
+             (torch.div(ta, tb, rounding_mode="floor"), ember.div(ea, eb, rounding_mode="floor")),
+             (ta[:6, None] // tb[:5], ea[:6, None] // eb[:5])]  # (broadcast)
+    for want, got in pairs:
+        assert got.dtype.name == dtype and tuple(got.shape) == tuple(want.shape)
+        w, g = want.double().numpy(), got.to(ember.float64).numpy()
+        np.testing.assert_array_equal(g, w)
+        real = ~np.isnan(w)
+        np.testing.assert_array_equal(np.signbit(g[real]), np.signbit(w[real]))

@@ -32,7 +32,13 @@ from ember.ops.int_args import wide_int_as_float
 from ember.ops.modulus_kernel import modulus32, zeros_signed_as
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.relu_kernel import rsqrt_array
+from ember.ops.torch_steps import (
+    HALF_ARRAYS,
+    POW_SHORTCUT_DTYPES,
+    POW_SHORTCUTS,
+    half_floor_divide,
+    pow_shortcut,
+)
 from ember.tensor import Tensor, method
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
@@ -170,7 +176,7 @@ class FloorDiv(RoundedDiv):
 
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
-        r = xp.floor_divide(a, b)
+        r = half_floor_divide(xp, a, b) if a.dtype in HALF_ARRAYS else xp.floor_divide(a, b)
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
 
@@ -307,8 +313,8 @@ class PowScalar(Holomorphic, Primitive):
         if a.dtype.kind == "c" and exponent in (0.5, -0.5, -1):  # PyTorch's sqrt, 1/sqrt, 1/z
             root = xp.sqrt(a) if exponent != -1 else a  # (power's exp(b log z) gave sqrt(-1)
             return root if exponent == 0.5 else complex_reciprocal(xp, root)  # ≈ 6e-17+1j)
-        if exponent in _SHORTCUTS and a.dtype in _SHORTCUT_DTYPES:
-            return _pow_shortcut(xp, a, exponent)
+        if exponent in POW_SHORTCUTS and a.dtype in POW_SHORTCUT_DTYPES:
+            return pow_shortcut(xp, a, exponent)
         if a.dtype.isbuiltin != 1:  # (bfloat16, float8: an int past int64 as a float)
             exponent = wide_int_as_float(exponent)
             if type(exponent) is float:  # (rounded to the tensor's dtype first, as PyTorch's
@@ -543,24 +549,6 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
 
 _NUMBERS = (int, float)
 _SQUARED = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-_BFLOAT16 = dtypes.bfloat16.np
-_SHORTCUTS = frozenset((0.5, -0.5, 3, -2))  # (a set: 2.5 misses it in ~20 ns)
-_SHORTCUT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), _BFLOAT16)
-
-
-def _pow_shortcut(xp: Any, a: Any, exponent: float) -> Any:
-    """``a ** exponent`` for an exponent of ``_SHORTCUTS`` as PyTorch's float32, float64 and
-    bfloat16 kernels compute it (float16's use pow): sqrt and 1/sqrt (so (-0) ** -0.5 is -inf
-    and (-inf) ** 0.5 NaN; bfloat16's rounded once), ``x * x * x`` and ``1 / (x * x)`` (each
-    step rounded: power's one rounding was an ulp off at times)."""
-    if exponent in (3, -2):
-        square = a * a
-        return square * a if exponent == 3 else 1 / square
-    wide = a.astype(np.float32) if a.dtype == _BFLOAT16 else a
-    root = xp.sqrt(wide) if exponent == 0.5 else rsqrt_array(xp, wide)
-    return root.astype(a.dtype, copy=False)
-
-
 _SCALARS = (int, float, complex, np.generic)
 
 
