@@ -61,3 +61,13 @@ def test_bincount_of_no_values_is_int64_zeros_whatever_the_weights(weights, dtyp
     want, got = run(torch), run(ember)
     assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype, value", [("int8", 3), ("float64", 3.5), ("bool", True),
+                                          ("complex128", 1j), ("float16", 2.0)])
+def test_full_reads_a_zero_dim_tensor_fill_as_its_number(dtype, value):
+    # (the fill tensor's dtype was kept: int8 and float64 where PyTorch gives int64, float32)
+    want = torch.full((2,), torch.tensor(value, dtype=getattr(torch, dtype)))
+    got = ember.full((2,), ember.tensor(value, dtype=getattr(ember, dtype)))
+    assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -314,6 +314,9 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
         ember.int64
     """
     check_strided("full", layout)
+    if dtype is None and isinstance(fill_value, Tensor) and not fill_value.ndim:
+        fill_value = fill_value.item()  # (PyTorch reads a 0-d tensor as the number it holds:
+        # an int8 one fills int64, a float64 one the default dtype)
     if dtype is None or type(fill_value) not in (int, float, bool):  # (with a dtype too: None
         try:  # made an uninitialised tensor, [5, 6] filled the shape (2,) with 5 and 6)
             inferred = dtypes.number_dtype(fill_value)
