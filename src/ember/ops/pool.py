@@ -264,12 +264,14 @@ def _no_window(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
 
 def _winners(xp: Any, view: Any, kernel: tuple, stride: tuple, padding: tuple,
              dilation: tuple, counts: tuple) -> tuple[Any, Any]:
-    """:func:`_max_window` of the padded windows ``view``, where a window of -inf names its
-    first element inside the input, as PyTorch's does, not the padding (ties go to the first
-    element, which may be padding)."""
+    """:func:`_max_window` of the windows ``view``, padded with the dtype's least value,
+    where a window of that value names its first element past the low padding, as
+    PyTorch's does, not the padding (ties go to the first element, which may be padding).
+    In a window with no element inside the input (dilation steps over it) that element is
+    past the input's end, as PyTorch's index."""
     best, chosen = _max_window(xp, view, kernel)
-    if holds_floats(best) and any(lo for lo, _ in padding):
-        empty = best == -np.inf
+    if any(lo for lo, _ in padding):
+        empty = best == dtypes.extreme(dtypes.from_numpy(best.dtype))
         if empty.any():
             first = xp.asarray(_first_inside(kernel, stride, padding, dilation, counts))
             chosen = xp.where(empty, first.astype(chosen.dtype), chosen)
@@ -292,9 +294,22 @@ def _first_inside(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
 @lru_cache(maxsize=256)
 def _window_positions(size: int, k: int, stride: int, pads: tuple[int, int], dilation: int,
                       count: int) -> np.ndarray:
-    """(count, k): input coordinate of each element of each window (clipped into range)."""
+    """(count, k): input coordinate of each element of each window (those in the padding
+    outside ``range(size)``: no window's maximum is read there but an empty window's)."""
     start = np.arange(count)[:, None] * stride - pads[0]
-    return np.clip(start + np.arange(k) * dilation, 0, size - 1)
+    return start + np.arange(k) * dilation
+
+
+def _empty_windows(g: _Geometry, spatial: tuple[int, ...]) -> np.ndarray | None:
+    """(*counts) bool: the windows with no element inside the input (a dilation stepping
+    over an input of fewer elements than the padding), or None where there are none."""
+    empty = np.zeros(g.counts, bool)
+    for i, (size, k, s, (lo, _), d, c) in enumerate(zip(spatial, g.kernel, g.stride, g.pads,
+                                                         g.dilation, g.counts, strict=True)):
+        at = _window_positions(size, k, s, (lo, 0), d, c)
+        outside = ((at < 0) | (at >= size)).all(axis=1)
+        empty |= outside.reshape((-1,) + (1,) * (len(spatial) - 1 - i))
+    return empty if empty.any() else None
 
 
 @primitive
@@ -321,12 +336,19 @@ class AdaptiveMaxPoolIndices(_PoolIndices):
         return _flat_index(xp, window, positions, x, kernel, (3, 4))
 
 
-def _gather_max(x: Tensor, indices: Tensor, added: bool, return_indices: bool) -> Any:
-    """The values at the winning indices (so the gradient scatters back to them)."""
+def _gather_max(x: Tensor, indices: Tensor, added: bool, return_indices: bool,
+                empty: np.ndarray | None = None) -> Any:
+    """The values at the winning indices (so the gradient scatters back to them); the
+    windows ``empty`` names (no element inside the input) hold the dtype's least value, as
+    PyTorch's, and pass no gradient."""
     n, c = x.shape[:2]
+    mask = None if empty is None else _wrap(x.device.xp.asarray(empty), x.device)
+    read = indices if mask is None else indices.masked_fill(mask, 0)
     values = x.reshape((n, c, prod(x.shape[2:]))).gather(
-        2, indices.reshape((n, c, prod(indices.shape[2:]))))
+        2, read.reshape((n, c, prod(indices.shape[2:]))))
     values = values.reshape(indices.shape)
+    if mask is not None:
+        values = values.masked_fill(mask, dtypes.extreme(x.dtype))
     if added:
         values, indices = values.reshape(values.shape[1:]), indices.reshape(indices.shape[1:])
     return (values, indices) if return_indices else values
@@ -350,7 +372,8 @@ def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
                 "dilation": g.dilation}
     if return_indices:
         indices = apply(MaxPoolIndices, x.detach(), counts=g.counts, **geometry)
-        return _gather_max(x, indices, added, return_indices)
+        return _gather_max(x, indices, added, return_indices,
+                           _empty_windows(g, tuple(x.shape[2:])))
     # the winners' window elements (int8) and a gather/scatter per kernel element: much
     # faster than flat indices with a general gather and index_put for its gradient
     # no transform and no gradient wanted (inference): the values alone, not the winners

@@ -1,0 +1,58 @@
+"""Pooling sweep 64: windows a dilation steps past the whole input, integer windows of the
+dtype's least value, against PyTorch."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+import ember.nn.functional as F
+
+# (shape, kwargs): some windows hold no element of the input (dilation 2 over 1 element)
+EMPTY_WINDOWS = [
+    ((2, 3, 1), {"kernel_size": 2, "stride": 2, "padding": 1, "dilation": 2,
+                 "ceil_mode": True}),
+    ((1, 2, 1, 6), {"kernel_size": 2, "stride": 1, "padding": 1, "dilation": (2, 1)}),
+    ((1, 2, 3, 1, 7), {"kernel_size": (2, 2, 1), "stride": (1, 2, 1), "padding": (0, 1, 0),
+                       "dilation": (1, 2, 1)}),
+]
+
+
+@pytest.mark.parametrize("shape, kwargs", EMPTY_WINDOWS)
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_max_pool_window_outside_the_input_is_the_least_value_with_or_without_indices(
+        shape, kwargs, dtype):
+    # Ember's return_indices path read the input's element 0 there (1.0, not -inf)
+    x = np.random.default_rng(0).integers(-9, 9, shape).astype(dtype)
+    name = f"max_pool{len(shape) - 2}d"
+    want, want_index = getattr(TF, name)(torch.from_numpy(x), return_indices=True, **kwargs)
+    got, index = getattr(F, name)(ember.from_numpy(x), return_indices=True, **kwargs)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(index.numpy(), want_index.numpy())
+    if dtype == "float64":
+        plain = getattr(F, name)(ember.from_numpy(x), **kwargs)
+        np.testing.assert_array_equal(plain.numpy(), want.numpy())
+
+
+def test_max_pool_window_outside_the_input_passes_no_gradient():
+    # (PyTorch's backward writes past the plane there; the pool without indices gives zeros)
+    x = ember.arange(1.0, 7.0, dtype=ember.float64).reshape(1, 1, 1, 6).requires_grad_()
+    values, _ = F.max_pool2d(x, 2, 1, 1, (2, 1), return_indices=True)
+    assert bool((values == -np.inf).all())
+    values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 1, 1, 6)))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+def test_max_pool_indices_of_integer_windows_of_the_least_value_name_the_first_inside(dtype):
+    # a window whose maximum is the dtype's least value (0 for uint8) names its first element
+    # past the padding, as PyTorch's; with a dilation Ember named the clipped padding element
+    least = np.iinfo(dtype).min
+    x = np.random.default_rng(1).choice([least, least, 1], (2, 2, 5, 6)).astype(dtype)
+    for kwargs in ({"padding": 1, "dilation": 2, "stride": 1},
+                   {"padding": (1, 0), "dilation": (2, 1), "stride": 2, "ceil_mode": True}):
+        want = TF.max_pool2d(torch.from_numpy(x), 3, return_indices=True, **kwargs)
+        got = F.max_pool2d(ember.from_numpy(x), 3, return_indices=True, **kwargs)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
