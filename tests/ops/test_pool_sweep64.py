@@ -56,3 +56,16 @@ def test_max_pool_indices_of_integer_windows_of_the_least_value_name_the_first_i
         got = F.max_pool2d(ember.from_numpy(x), 3, return_indices=True, **kwargs)
         for a, b in zip(got, want, strict=True):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("name, args", [("max_pool1d", (2,)), ("max_pool2d", (2,)),
+                                        ("max_pool3d", (1,)), ("adaptive_max_pool2d", (2,))])
+def test_max_pools_refuse_complex_input_as_torch(name, args):
+    # complex numbers have no order: Ember pooled them by NumPy's lexicographic maximum
+    shape = (1, 2) + (4,) * (3 if name == "max_pool3d" else 2 if "2d" in name else 1)
+    with pytest.raises(RuntimeError):
+        getattr(TF, name)(torch.zeros(shape, dtype=torch.complex64), *args)
+    for indices in (False, True):
+        with pytest.raises(ember.errors.DTypeError, match=rf"{name}: complex64 .*\.abs\(\)"):
+            getattr(F, name)(ember.zeros(shape, dtype=ember.complex64), *args,
+                             return_indices=indices)

@@ -39,6 +39,7 @@ from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF, float32_under_autocast
 from ember.ops.creation import zeros
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
+from ember.ops.op_errors import complex_error
 from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats, window_sums
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap
@@ -364,9 +365,16 @@ def _pool_batched(op: str, nd: int, input: Tensor) -> tuple[Tensor, bool]:
     return x, added
 
 
+def _refuse_complex(op: str, x: Tensor) -> None:
+    """Complex numbers have no order, so no window maximum (PyTorch refuses them too)."""
+    if x._data.dtype.kind == "c":
+        raise complex_error(op, x.dtype)
+
+
 def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     x, added = _pool_batched(op, nd, input)
+    _refuse_complex(op, x)
     g = _Geometry(op, tuple(x.shape[2:]), kernel_size, stride, padding, dilation, ceil_mode)
     geometry = {"kernel_size": g.kernel, "stride": g.stride, "padding": g.pads,
                 "dilation": g.dilation}
@@ -508,6 +516,7 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 def _adaptive_max_pool(op: str, nd: int, input: Tensor, output_size: Any,
                        return_indices: bool) -> Any:
     x, added = batched(input, nd, op)
+    _refuse_complex(op, x)
     out = pooled_size(op, output_size, tuple(x.shape[2:]))
     if min(x.shape[2:], default=1) == 0 or min(out, default=1) < 0:
         raise ShapeError(f"{op}: cannot pool spatial size {tuple(x.shape[2:])} to {out}")
