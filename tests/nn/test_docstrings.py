@@ -14,7 +14,7 @@ MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten
            "activation", "conv", "pooling", "normalization", "padding", "dropout", "sparse",
            "upsampling", "loss", "init", "attention", "attention.flex_attention",
            "attention.block_mask", "attention.bias", "multihead_attention", "transformer",
-           "rnn", "lazy", "module_hooks",
+           "rnn", "rnn_checks", "lazy", "module_hooks",
            "fold", "shuffle", "distance", "utils.clip_grad", "utils.convert_parameters",
            "utils.rnn", "utils.parametrize", "utils.parametrizations", "utils.weight_norm",
            "utils.spectral_norm", "utils.stateless", "utils.fusion", "utils.init", "utils.prune",

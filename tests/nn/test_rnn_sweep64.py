@@ -5,6 +5,8 @@ import pytest
 import torch
 
 import ember
+import ember.nn as nn
+from ember.nn.utils.rnn import pack_sequence
 from tests.ops.optable import raises_like_torch
 
 R = np.random.default_rng(0)
@@ -49,3 +51,34 @@ def test_cell_functions_match_torch_and_check_input_size(op):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
     raises_like_torch(lambda lib: _cell(lib, op, x[:, :2], states), ember.ShapeError,
                       "input has inconsistent input_size: got 2 expected 3")
+
+
+@pytest.mark.parametrize("missing", [0, 1])
+@pytest.mark.parametrize("name", ["LSTM", "LSTMCell"])
+def test_lstm_state_pair_with_a_none_is_refused(name, missing):
+    # torch fails on the None; Ember ran with zeros in its place
+    shape = (1, 2, 4) if name == "LSTM" else (2, 4)
+    x = np.zeros((5, 2, 3) if name == "LSTM" else (2, 3), np.float32)
+    def run(lib):
+        pair = tuple(None if i == missing else lib.zeros(*shape) for i in (0, 1))
+        return getattr(lib.nn, name)(3, 4)(lib.tensor(x), pair)
+
+    with pytest.raises(AttributeError):
+        run(torch)
+    with pytest.raises(TypeError, match=rf"{name}: hx must be a pair of tensors \(h, c\)"):
+        run(ember)
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_layers_refuse_an_input_that_is_not_a_tensor(name):
+    x = np.zeros((5, 2, 3), np.float32)  # an AttributeError ('is_quantized') before
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' must be Tensor, not "
+                                        "numpy.ndarray"):
+        getattr(nn, name)(3, 4)(x)
+
+
+@pytest.mark.parametrize("name", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_cells_refuse_a_packed_sequence_naming_the_layer_that_runs_it(name):
+    packed = pack_sequence([ember.ones(3, 3), ember.ones(2, 3)])
+    with pytest.raises(TypeError, match=rf"{name}: got a PackedSequence.*nn\.{name[:-4]} runs"):
+        getattr(nn, name)(3, 4)(packed)

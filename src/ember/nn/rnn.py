@@ -10,18 +10,13 @@ and reads the inputs.
 from __future__ import annotations
 
 import math
-import numbers
-import warnings
 from typing import Any
 
 import ember
 from ember.errors import (
     ArgumentError,
     ArgumentTypeError,
-    DTypeError,
     ShapeError,
-    dtype_name,
-    not_a_tensor_error,
     refuse_non_tensor,
     type_name,
 )
@@ -29,9 +24,14 @@ from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import _empty
 from ember.nn.module import Module
+from ember.nn.rnn_checks import (
+    check_dtypes,
+    check_rnn_arguments,
+    check_state_types,
+    state_pair,
+)
 from ember.nn.rnn_flat_weights import FlatWeights, assign
 from ember.nn.utils.rnn import PackedSequence
-from ember.ops.primitive import DISPATCH
 from ember.ops.rnn import lowered_whole, run_layers
 from ember.ops.rnn_cells import gru_step, lstm_step, relu_step, tanh_step
 from ember.tensor import Tensor
@@ -50,75 +50,6 @@ def _elman_cell(nonlinearity: str) -> Any:
 # each mode of RNNBase: gates per hidden unit (rows of weight_ih per hidden_size) and step
 _MODES = {"LSTM": (4, lstm_step), "GRU": (3, gru_step), "RNN_TANH": (1, tanh_step),
           "RNN_RELU": (1, relu_step)}
-
-
-def _check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bias: Any,
-                         batch_first: Any, dropout: Any, proj_size: Any) -> None:
-    """PyTorch's checks of RNNBase's arguments, in its order and with its messages."""
-    if isinstance(dropout, bool) or not isinstance(dropout, numbers.Number) \
-            or not 0 <= dropout <= 1:
-        raise ArgumentError("dropout should be a number in range [0, 1] representing the "
-                            "probability of an element being zeroed")
-    if dropout > 0 and num_layers == 1:
-        warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
-                      "non-zero dropout expects num_layers greater than 1, but got "
-                      f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
-    for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
-                              ("input_size", input_size, int),
-                              ("hidden_size", hidden_size, int)):
-        if not isinstance(value, kind):
-            raise ArgumentTypeError(f"{name} should be of type {kind.__name__}, got: "
-                                    f"{type_name(value)}")
-        if kind is int and value <= 0:
-            raise ArgumentError(f"{name} must be greater than zero")
-    if num_layers <= 0:
-        raise ArgumentError("num_layers must be greater than zero")
-    if proj_size < 0:
-        raise ArgumentError("proj_size should be a positive integer or zero to disable "
-                            "projections")
-    if proj_size >= hidden_size:
-        raise ArgumentError("proj_size has to be smaller than hidden_size")
-
-
-_AUTOCAST_DTYPES = {ember.float32, ember.bfloat16, ember.float16}  # (what autocast casts)
-
-
-def _check_state_types(name: str, hx: Any, cx: Any) -> None:
-    """Initial states that are not tensors (a tuple given to GRU) as errors naming the layer,
-    not an AttributeError from deep inside."""
-    for label, s in (("hx", hx), ("cx", cx)):
-        if s is None or isinstance(s, Tensor):
-            continue
-        if isinstance(s, (tuple, list)):
-            raise ArgumentTypeError(f"{name}(): argument '{label}' must be Tensor, not "
-                                    f"{type_name(s)}. Hint: only LSTM and LSTMCell take a "
-                                    "tuple (h, c)")
-        raise not_a_tensor_error(name, label, s)
-
-
-def _check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | None,
-                  cx: Tensor | None) -> None:
-    """A layer's or cell's input of another dtype than its weights, or states of another
-    dtype than the input, as errors naming the layer (not a linear's deep inside). Under
-    autocast the products cast input and weights to one dtype: a low-precision input runs,
-    as PyTorch's CPU autocast runs it."""
-    def cast(a: Tensor, b: Tensor) -> bool:
-        return DISPATCH.casting and {a.dtype, b.dtype} <= _AUTOCAST_DTYPES
-
-    if weight is not None and input.dtype != weight.dtype and not cast(input, weight):
-        refuse_non_tensor(name, "input", input)
-        if input.is_quantized:
-            raise DTypeError(f"{name}: the input is a quantized tensor ({input.dtype}), and "
-                             f"Ember has no quantized {name} (see docs/quantization.md). Hint: "
-                             "dequantize its input first (a DeQuantStub before it), and a "
-                             "QuantStub after it to quantize again")
-        raise ArgumentError(f"{name}: input dtype ({input.dtype}) does not match weight dtype "
-                            f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
-                            f"convert model: model.to({input.dtype})")
-    for label, s in (("hx", hx), ("cx", cx)):
-        if s is not None and s.dtype != input.dtype and not cast(s, input):
-            raise DTypeError(f"{name}: {label} is {dtype_name(name, label, s)} but the input "
-                             f"is {dtype_name(name, 'input', input)}; they must match")
 
 
 def _init_uniform(module: Module) -> None:
@@ -150,7 +81,7 @@ class RNNBase(Module):
                  bidirectional: bool = False, proj_size: int = 0, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        _check_rnn_arguments(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+        check_rnn_arguments(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                              proj_size)
         if mode not in _MODES:
             raise ArgumentError(f"Unrecognized RNN mode: {mode}")
@@ -192,7 +123,7 @@ class RNNBase(Module):
         want = 2 if batch_sizes is not None else 3
         if input.ndim != want:
             raise ShapeError(f"input must have {want} dimensions, got {input.ndim}")
-        _check_dtypes(type(self).__name__, input, self._params(0, 0)[0], None, None)
+        check_dtypes(type(self).__name__, input, self._params(0, 0)[0], None, None)
         if input.shape[-1] != self.input_size:
             raise ShapeError(f"input.size(-1) must be equal to input_size. Expected "
                              f"{self.input_size}, got {input.shape[-1]}")
@@ -276,7 +207,7 @@ class RNNBase(Module):
         checks and the states' batch order go through :meth:`check_forward_args` and
         :meth:`permute_hidden`, as PyTorch's forward does, so a subclass may override them."""
         name = type(self).__name__
-        _check_state_types(name, hx, cx)
+        check_state_types(name, hx, cx)
         packed = isinstance(input, PackedSequence)
         batch_sizes = sorted_indices = unsorted_indices = None
         if packed:
@@ -287,6 +218,7 @@ class RNNBase(Module):
                 raise ArgumentError(f"{name}: Expected packed data to be 2D, got {data.ndim}D")
             unbatched = False
         else:
+            refuse_non_tensor(name, "input", input)
             unbatched = input.ndim == 2
             if input.ndim not in (2, 3):
                 raise ArgumentError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
@@ -352,7 +284,7 @@ class RNNBase(Module):
             if not str(e).startswith(name):
                 e.args = (f"{name}: {e.args[0]}", *e.args[1:])
             raise
-        _check_dtypes(name, input, None, hx, cx)
+        check_dtypes(name, input, None, hx, cx)
         if given:
             state = self.permute_hidden(state, sorted_indices)
         return state if lstm else (state, None)
@@ -424,7 +356,7 @@ class LSTM(RNNBase):
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise ArgumentTypeError("LSTM: hx must be a tuple (h_0, c_0) of the initial "
                                     f"hidden and cell states, got {type_name(hx)}")
-        h0, c0 = (None, None) if hx is None else hx
+        h0, c0 = (None, None) if hx is None else state_pair("LSTM", hx)
         out, h, c = self._run(input, h0, c0)
         return out, (h, c)
 
@@ -501,7 +433,12 @@ class RNNCellBase(Module):
 
     def _step(self, input: Tensor, hx: Tensor | None, cx: Tensor | None) -> tuple:
         name = type(self).__name__
-        _check_state_types(name, hx, cx)
+        check_state_types(name, hx, cx)
+        if isinstance(input, PackedSequence):
+            raise ArgumentTypeError(f"{name}: got a PackedSequence; a cell runs one time step "
+                                    f"of shape (batch, input_size). Hint: nn.{name[:-4]} runs "
+                                    "packed sequences")
+        refuse_non_tensor(name, "input", input)
         if input.ndim not in (1, 2):
             raise ArgumentError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         if input.shape[-1] != self.input_size:
@@ -512,7 +449,7 @@ class RNNCellBase(Module):
             if state is not None and tuple(state.shape) != shape:
                 raise ShapeError(f"{name}: expected {label} of shape {shape}, got "
                                   f"{tuple(state.shape)}")
-        _check_dtypes(name, input, self.weight_ih, hx, cx)
+        check_dtypes(name, input, self.weight_ih, hx, cx)
         zeros = ember.zeros(*shape, dtype=input.dtype, device=input.device)
         return self._cell()(F.linear(input, self.weight_ih, self.bias_ih),
                             zeros if hx is None else hx, zeros if cx is None else cx,
@@ -578,7 +515,7 @@ class LSTMCell(_GatedCell):
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise ArgumentTypeError("LSTMCell: hx must be a tuple (h, c) of the hidden and "
                                     f"cell states, got {type_name(hx)}")
-        h, c = (None, None) if hx is None else hx
+        h, c = (None, None) if hx is None else state_pair("LSTMCell", hx)
         return self._step(input, h, c)
 
 
