@@ -82,3 +82,19 @@ def test_cells_refuse_a_packed_sequence_naming_the_layer_that_runs_it(name):
     packed = pack_sequence([ember.ones(3, 3), ember.ones(2, 3)])
     with pytest.raises(TypeError, match=rf"{name}: got a PackedSequence.*nn\.{name[:-4]} runs"):
         getattr(nn, name)(3, 4)(packed)
+
+
+@pytest.mark.parametrize("kw", [{"num_layers": 2, "bidirectional": True, "proj_size": 2},
+                                {"bias": False}])
+def test_all_weights_names_as_torch_drive_a_wrapper(kw):
+    # wrappers (weight norm or drop over every weight) walk _all_weights: it was missing
+    t, e = torch.nn.LSTM(3, 4, dtype=torch.float64, **kw), nn.LSTM(3, 4, dtype=ember.float64,
+                                                                   **kw)
+    assert e._all_weights == t._all_weights
+    e.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})
+    for lib, m in ((torch, t), (ember, e)):
+        for name in (n for names in m._all_weights for n in names if n.startswith("weight")):
+            lib.nn.utils.parametrizations.weight_norm(m, name)
+    x = R.standard_normal((5, 2, 3))
+    np.testing.assert_allclose(e(ember.tensor(x))[0].detach().numpy(),
+                               t(torch.tensor(x))[0].detach().numpy(), rtol=1e-10)

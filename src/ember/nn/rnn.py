@@ -94,6 +94,7 @@ class RNNBase(Module):
         real_hidden = proj_size or hidden_size
         kw = {"dtype": dtype, "device": device}
         self._flat_weights_names = []
+        self._all_weights = []  # (PyTorch's names per layer and direction, read by wrappers)
         for layer in range(num_layers):
             layer_input = input_size if layer == 0 else real_hidden * directions
             for d in range(directions):
@@ -107,6 +108,7 @@ class RNNBase(Module):
                 for name, shape in shapes:
                     setattr(self, name + suffix, _empty(*shape, **kw))
                     self._flat_weights_names.append(name + suffix)
+                self._all_weights.append([name + suffix for name, _ in shapes])
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
