@@ -69,3 +69,28 @@ def test_max_pools_refuse_complex_input_as_torch(name, args):
         with pytest.raises(ember.errors.DTypeError, match=rf"{name}: complex64 .*\.abs\(\)"):
             getattr(F, name)(ember.zeros(shape, dtype=ember.complex64), *args,
                              return_indices=indices)
+
+
+INT_AVG = [
+    ("avg_pool1d", (2, 3, 7), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("avg_pool1d", (3, 8), {"kernel_size": 2, "ceil_mode": True, "count_include_pad": False}),
+    ("avg_pool2d", (2, 3, 5, 6), {"kernel_size": 3, "stride": 2, "padding": 1,
+                                  "ceil_mode": True, "count_include_pad": False}),
+    ("avg_pool2d", (2, 3, 5, 6), {"kernel_size": (2, 3), "divisor_override": 4}),
+    ("avg_pool3d", (1, 2, 4, 5, 6), {"kernel_size": 2, "stride": 1, "padding": 1}),
+]
+
+
+@pytest.mark.parametrize("name, shape, kwargs", INT_AVG)
+def test_avg_pool_of_int64_truncates_the_average_toward_zero_as_torch(name, shape, kwargs):
+    # PyTorch averages int64 (only) as C does: the sum divided, truncated; Ember refused it
+    x = np.random.default_rng(2).integers(-50, 50, shape)
+    got = getattr(F, name)(ember.from_numpy(x), **kwargs)
+    want = getattr(TF, name)(torch.from_numpy(x), **kwargs)
+    assert got.dtype is ember.int64
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_avg_pool_of_other_integers_is_still_refused():
+    with pytest.raises(ember.errors.DTypeError, match="avg_pool2d: expected a floating"):
+        F.avg_pool2d(ember.zeros(1, 1, 4, 4, dtype=ember.int32), 2)

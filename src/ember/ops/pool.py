@@ -442,7 +442,9 @@ def _divisor(g: _Geometry, spatial: tuple[int, ...], count_include_pad: bool) ->
 
 def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
               ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Tensor:
-    im2col.floating_input(op, input)
+    integral = isinstance(input, Tensor) and input.dtype is dtypes.int64  # (as PyTorch's)
+    if not integral:
+        im2col.floating_input(op, input)
     if divisor_override == 0:
         raise ArgumentError(f"{op}: divisor_override must not be zero. Hint: None divides by the "
                             f"window's size")
@@ -468,7 +470,11 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
             cols = unfold_nd(x, **geometry)
             sums = cols.reshape((n, c, prod(g.kernel), prod(g.counts))).sum(2).reshape(
                 (n, c) + g.counts)
-    if divisor_override:
+    if integral:  # the sum divided, truncated toward zero (C's integer division)
+        divisor = divisor_override or _wrap(x.device.xp.asarray(
+            _divisor(g, spatial, count_include_pad), dtype=np.int64), x.device)
+        out = sums.div(divisor, rounding_mode="trunc")
+    elif divisor_override:
         out = sums * (1.0 / divisor_override)
     else:
         scale = 1.0 / _divisor(g, spatial, count_include_pad)
