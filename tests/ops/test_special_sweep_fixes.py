@@ -287,3 +287,14 @@ def test_logit_clamps_to_bounds_in_the_input_dtype(dtype, eps):
         bounds = np.array([lo, got.numpy().dtype.type(1) - lo], dtype=np.float64)
         exact = np.log(bounds / (1 - bounds)).astype(lo.dtype)
         np.testing.assert_array_equal(got.numpy()[:2], exact)
+
+
+@pytest.mark.parametrize("name", ["deg2rad", "rad2deg"])
+def test_degrees_of_a_complex_tensor_are_refused(name):
+    # torch refuses them; Ember scaled both parts (inf+1j gave inf+nanj)
+    with pytest.raises(RuntimeError, match="not supported for complex"):
+        getattr(torch, name)(torch.tensor([1 + 1j]))
+    for call in (lambda t: getattr(ember, name)(t), lambda t: getattr(t, name)(),
+                 lambda t: getattr(t, name + "_")()):
+        with pytest.raises(ember.errors.DTypeError, match=f"{name}: complex64"):
+            call(ember.tensor([1 + 1j]))

@@ -496,7 +496,9 @@ def deg2rad(input: Tensor) -> Tensor:
         tensor([3.1416, 1.5708])
     """
     _need_tensor("deg2rad", input)
-    return to_float(input) * (math.pi / 180)
+    x = to_float(input)
+    refuse_complex("deg2rad", x)  # as PyTorch
+    return x * (math.pi / 180)
 
 
 @method()
@@ -509,7 +511,9 @@ def rad2deg(input: Tensor) -> Tensor:
         tensor([180.])
     """
     _need_tensor("rad2deg", input)
-    return to_float(input) * (180 / math.pi)
+    x = to_float(input)
+    refuse_complex("rad2deg", x)  # as PyTorch
+    return x * (180 / math.pi)
 
 
 def _need_tensor(op: str, input: Any) -> None:
