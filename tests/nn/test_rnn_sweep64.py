@@ -98,3 +98,17 @@ def test_all_weights_names_as_torch_drive_a_wrapper(kw):
     x = R.standard_normal((5, 2, 3))
     np.testing.assert_allclose(e(ember.tensor(x))[0].detach().numpy(),
                                t(torch.tensor(x))[0].detach().numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("weight", ["weight_ih_l0", "weight_hh_l1_reverse"])
+def test_a_weight_set_to_none_is_named(weight):
+    # torch refuses it (TypeError/AttributeError); Ember's AttributeError named no weight
+    def run(lib):
+        m = lib.nn.GRU(3, 4, num_layers=2, bidirectional=True)
+        setattr(m, weight, None)
+        return m(lib.zeros(5, 2, 3))
+
+    with pytest.raises((TypeError, AttributeError)):
+        run(torch)
+    with pytest.raises(TypeError, match=rf"^GRU: {weight} is None"):
+        run(ember)
