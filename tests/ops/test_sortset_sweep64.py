@@ -71,3 +71,19 @@ def test_full_reads_a_zero_dim_tensor_fill_as_its_number(dtype, value):
     got = ember.full((2,), ember.tensor(value, dtype=getattr(ember, dtype)))
     assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", [None, "float32", "float64"])
+def test_arange_gives_torch_s_exact_float_values(dtype):
+    # (arange(-0.7, 0.4, 0.1)[7] was 1.1e-16, PyTorch's 8.3e-17: its kernel fuses each
+    # multiply-add, and its vector loop counts each lane on from the lane's first point)
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        start = round(float(rng.uniform(-30, 30)), int(rng.integers(0, 5)))
+        step = round(float(rng.choice([-1, 1]) * rng.uniform(0.05, 3)), int(rng.integers(1, 5)))
+        end = start + step * int(rng.integers(0, 400))
+        kw = {} if dtype is None else {"dtype": getattr(torch, dtype)}
+        want = torch.arange(start, end, step, **kw).numpy()
+        kw = {} if dtype is None else {"dtype": getattr(ember, dtype)}
+        got = ember.arange(start, end, step, **kw).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=f"arange({start}, {end}, {step})")

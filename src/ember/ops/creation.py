@@ -52,7 +52,7 @@ from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_ove
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
-from ember.ops.spaced import evenly_spaced, refuse_bool, spaced_dtype
+from ember.ops.spaced import evenly_spaced, refuse_bool, spaced_dtype, stepped
 from ember.ops.tensor_data import (
     NUMBERS,
     exact_uint64,
@@ -459,6 +459,8 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
 def _arange_array(xp: Any, start: float, end: float, step: float, dt: dtypes.DType) -> Any:
     if dt.category >= dtypes.FLOAT:
         n = max(0, int(np.ceil((end - start) / step)))
+        if dt is dtypes.float32 or dt is dtypes.float64:  # (PyTorch's values, bit for bit)
+            return stepped(xp, float(start), float(step), n, dt.np)
         return (start + step * xp.arange(n, dtype=np.float64)).astype(dt.np)
     if dt is not dtypes.int64:  # PyTorch counts the float range, then steps by int(step)
         n = max(0, int(np.ceil((end - start) / step)))
