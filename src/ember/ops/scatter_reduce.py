@@ -38,6 +38,7 @@ from ember.tensor import Tensor, method
 __all__ = ["scatter_reduce", "index_reduce", "masked_scatter", "put"]
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_HALF = (dtypes.float16.np, dtypes.bfloat16.np)
 
 
 @primitive
@@ -53,10 +54,12 @@ class ScatterReduce(Primitive):
     def forward(self, xp, a, v, *idx, reduce, include_self):
         out = a.copy()
         key = tuple(idx)
-        if reduce == "prod":
+        if reduce == "prod":  # (a half float's in float32, rounded once, as torch)
+            total = out.astype(xp.float32) if out.dtype in _HALF else out
             if not include_self:
-                out[key] = 1
-            xp.multiply.at(out, key, v)
+                total[key] = 1
+            xp.multiply.at(total, key, v.astype(total.dtype, copy=False))
+            out[...] = total
         else:
             if not include_self:
                 out[key] = v  # one of the values: the extreme then comes from them alone
