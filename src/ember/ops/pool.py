@@ -474,11 +474,11 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
         divisor = divisor_override or _wrap(x.device.xp.asarray(
             _divisor(g, spatial, count_include_pad), dtype=np.int64), x.device)
         out = sums.div(divisor, rounding_mode="trunc")
-    elif divisor_override:
-        out = sums * (1.0 / divisor_override)
+    elif divisor_override:  # (divided, not times the reciprocal: PyTorch's float32 bits)
+        out = sums / divisor_override
     else:
-        scale = 1.0 / _divisor(g, spatial, count_include_pad)
-        out = sums * _wrap(x.device.xp.asarray(scale, dtype=x.dtype.np), x.device)
+        divisor = _divisor(g, spatial, count_include_pad)
+        out = sums / _wrap(x.device.xp.asarray(divisor, dtype=x.dtype.np), x.device)
     return out.reshape(out.shape[1:]) if added else out
 
 
