@@ -49,3 +49,30 @@ def test_nanmean_refuses_a_non_floating_dtype(dtype):
     got = ember.nanmean(_e(x), dtype=ember.float64)
     np.testing.assert_allclose(got.numpy(), torch.nanmean(x, dtype=torch.float64).numpy())
     assert got.dtype == ember.float64
+
+
+_INF, _NAN = float("inf"), float("nan")
+_POINTS = [complex(-_INF, 0), 1 + 1j, complex(_INF, 2), complex(-_INF, 3), complex(_NAN, 0),
+           complex(0, _NAN), 100 + 1j]
+
+
+@pytest.mark.parametrize("first", _POINTS)
+@pytest.mark.parametrize("second", _POINTS)
+def test_complex_logcumsumexp_with_infinities_as_torch(first, second):
+    # an infinite real part keeps its element's phase (inf+2j gave inf+2.356j), -inf+3j
+    # counts as log 0 = -inf+0j, and a NaN imaginary part makes NaN
+    t = torch.tensor([first, second, 2 - 3j], dtype=torch.complex128)
+    np.testing.assert_allclose(ember.logcumsumexp(_e(t), 0).numpy(),
+                               torch.logcumsumexp(t, 0).numpy(), equal_nan=True)
+
+
+def test_complex_logcumsumexp_values_and_gradient():
+    torch.manual_seed(0)
+    t = (torch.randn(3, 40, dtype=torch.complex128) * 30).requires_grad_()
+    x = ember.tensor(t.detach().numpy(), requires_grad=True)
+    want, got = torch.logcumsumexp(t, 1), ember.logcumsumexp(x, 1)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    want.abs().sum().backward()
+    got.abs().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.resolve_conj().numpy(), rtol=1e-9,
+                               atol=1e-12)

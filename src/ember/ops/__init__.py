@@ -69,6 +69,7 @@ from ember.ops.linear import *  # noqa: F403
 from ember.ops.linear_cross_entropy import *  # noqa: F403
 from ember.ops.lobpcg import *  # noqa: F403
 from ember.ops.local_response_norm import *  # noqa: F403
+from ember.ops.logcumsumexp import *  # noqa: F403
 from ember.ops.logsumexp import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
 from ember.ops.lowrank import *  # noqa: F403
@@ -134,7 +135,8 @@ _FAMILIES = ("activations", "adaptive_avg_pool", "arithmetic", "attention", "bat
              "linalg_composite", "linalg_decomp", "linalg_det", "linalg_eig", "linalg_ldl",
              "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_scaled", "linalg_solve",
              "linalg_tensor",
-             "linear", "linear_cross_entropy", "local_response_norm", "lobpcg", "logsumexp",
+             "linear", "linear_cross_entropy", "local_response_norm", "lobpcg", "logcumsumexp",
+             "logsumexp",
              "loss", "lowrank", "lp_pool",
              "margin_loss", "masking", "multi_head_attention", "native_functions",
              "new_constructors", "nonzero",

@@ -1,11 +1,10 @@
 """Order statistics and NaN-aware reductions: quantile, nanquantile, nanmedian, mode,
-aminmax, nansum, nanmean, cummax, cummin, logcumsumexp, cov and corrcoef.
+aminmax, nansum, nanmean, cummax, cummin, cov and corrcoef (``logcumsumexp`` has a file of
+its own).
 
-Two primitives: ``cummax``/``cummin`` compute the *indices* of the running extremum (no
+One primitive: ``cummax``/``cummin`` compute the *indices* of the running extremum (no
 gradient; the values are ``gather(input, dim, indices)``, so the gradient goes to those
-positions, as in PyTorch), and ``logcumsumexp`` (a running ``logaddexp``, accumulated in
-float64 as PyTorch does on the CPU, with PyTorch's sign-split gradient, itself made of
-``logcumsumexp``). Everything else is a composite of sort, gather, cumulative and reduction
+positions, as in PyTorch). Everything else is a composite of sort, gather, cumulative and reduction
 primitives, so gradients and vmap come for free. PyTorch's tie rules are kept: quantile and
 nanmedian read a stable sort (nanmedian's index is the k-th of the non-NaN values in stable
 order), mode picks the smallest of the most frequent values, cummax/cummin move to the latest
@@ -18,7 +17,6 @@ import warnings
 from functools import lru_cache
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from ember import dtypes, return_types
@@ -33,8 +31,8 @@ from ember.errors import (
 )
 from ember.ops.arithmetic import floor_divide
 from ember.ops.broadcast import expand
-from ember.ops.compare import eq, isnan, logical_not, ne
-from ember.ops.complex_parts import Holomorphic, complex, imag, real
+from ember.ops.compare import isnan, logical_not, ne
+from ember.ops.complex_parts import complex, imag, real
 from ember.ops.convert import cast, clone, float32_under_autocast
 from ember.ops.creation import arange, full, full_like, zeros
 from ember.ops.diagonal import diagonal
@@ -47,15 +45,14 @@ from ember.ops.linalg import mm
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.reduce import amax, amin, any, argmax, no_bool, sum
 from ember.ops.rounding import ceil, floor, round
-from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
 from ember.ops.shape import flatten, movedim, narrow, reshape, squeeze, unsqueeze
 from ember.ops.sort import argsort, median_of_all, reduced_pair, sort
-from ember.ops.unary import abs, exp, log, sqrt
+from ember.ops.unary import sqrt
 from ember.tensor import Tensor, method
 
 __all__ = ["quantile", "nanquantile", "nanmedian", "mode", "aminmax", "nansum", "nanmean",
-           "cummax", "cummin", "logcumsumexp", "cov", "corrcoef"]
+           "cummax", "cummin", "cov", "corrcoef"]
 
 
 def _known(t: Tensor) -> Any:
@@ -114,72 +111,6 @@ class CumMinIndices(_CumExtremumIndices):
     ufunc = "minimum"
 
 
-@primitive
-class LogCumSumExp(Holomorphic, Primitive):
-    """``log(cumsum(exp(x)))`` along ``dim`` as a running ``logaddexp`` (``reverse``: from the
-    end), accumulated in float64 (complex128); exact with ``-inf`` entries, NaN propagates."""
-
-    name = "logcumsumexp"
-    save_outputs = True
-
-    def forward(self, xp, a, *, dim, reverse):
-        if a.dtype.kind == "c":
-            out = scanned(xp, a.astype(np.complex128), dim, reverse,
-                          lambda x: _complex_logaddexp_accumulate(xp, x, dim))
-        else:
-            out = scanned(xp, a.astype(np.float64), dim, reverse,
-                          lambda x: xp.logaddexp.accumulate(x, axis=dim))
-        xp.add(out, 0, out=out)  # (-0.0 first gives 0.0, as in cumsum)
-        return out.astype(a.dtype, order="C", copy=False)  # (C order, as PyTorch's)
-
-    def infer(self, a, *, dim, reverse):
-        return a
-
-    def vjp(self, ctx, g):
-        # d out_j / d x_i = exp(x_i - out_j) for j after i, summed in log space so nothing
-        # overflows; a real g is split into its positive and negative parts (PyTorch's
-        # formula), a complex one has a logarithm of its own
-        x, out = ctx.inputs[0], ctx.out
-        dim, reverse = ctx.params["dim"], ctx.params["reverse"]
-        back = not reverse
-        if g.dtype.is_complex:
-            return exp(apply(LogCumSumExp, log(g) - out, dim=dim, reverse=back) + x)
-        pos, neg = _log_parts(g, 0.0)
-        return (exp(apply(LogCumSumExp, pos - out, dim=dim, reverse=back) + x)
-                - exp(apply(LogCumSumExp, neg - out, dim=dim, reverse=back) + x))
-
-    def jvp(self, ctx, dx):
-        x, out = ctx.inputs[0], ctx.out
-        if dx.dtype.is_complex:
-            return exp(apply(LogCumSumExp, log(dx) + x, **ctx.params) - out)
-        pos, neg = _log_parts(dx, x)
-        tangent = (exp(apply(LogCumSumExp, pos, **ctx.params) - out)
-                   - exp(apply(LogCumSumExp, neg, **ctx.params) - out))
-        # (a running total of exp(-inf) = 0 holds still: 0, not exp(-inf - -inf), as PyTorch)
-        return where(eq(out, float("-inf")), 0.0, tangent)
-
-
-def _complex_logaddexp_accumulate(xp: Any, a: Any, dim: int) -> Any:
-    """The running ``log(exp(a_0) + ... + exp(a_k))`` of complex ``a`` along ``dim``: each
-    step factors out the larger real part, so nothing overflows (NumPy's ``logaddexp`` is
-    real only)."""
-    out = xp.moveaxis(a.copy(), dim, 0)
-    for k in range(1, out.shape[0]):
-        prev, new = out[k - 1], out[k]
-        top = xp.maximum(prev.real, new.real)
-        top = xp.where(xp.isfinite(top), top, 0.0)
-        out[k] = top + xp.log(xp.exp(prev - top) + xp.exp(new - top))
-    return xp.moveaxis(out, 0, dim)
-
-
-def _log_parts(g: Tensor, shift: Any) -> tuple[Tensor, Tensor]:
-    """``log(g) + shift`` where ``g > 0`` and ``log(-g) + shift`` where ``g < 0``, the
-    dtype's lowest value elsewhere (a stand-in for log 0 whose derivatives stay finite)."""
-    lowest = float(ml_dtypes.finfo(g.dtype.np).min)
-    magnitude = log(where(ne(g, 0), abs(g), 1.0)) + shift
-    return where(g > 0, magnitude, lowest), where(g < 0, magnitude, lowest)
-
-
 def _of_0d(result: type, input: Tensor, node: str) -> Any:
     """A 0-d input's ``(value, index 0)``: a reduction over its one position, as PyTorch's
     (the value's node named ``node``, as the op's)."""
@@ -233,24 +164,6 @@ def cummin(input: Tensor, dim: int) -> return_types.cummin:
         indices=tensor([0, 1, 1, 3]))
     """
     return _cum_extremum(CumMinIndices, input, dim, "cummin")
-
-
-@method()
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    """``log(cumsum(exp(input), dim))`` without overflow or underflow: a running
-    ``logaddexp``, exact with ``-inf`` entries. Floating and complex inputs.
-
-    Example:
-        >>> ember.tensor([0.0, 0.0, float("-inf"), 5.0]).logcumsumexp(0)
-        tensor([0.0000, 0.6931, 0.6931, 5.0134])
-    """
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise DTypeError(f"logcumsumexp: expected a floating input, got {input.dtype.name}. "
-                         "Hint: call .float() first")
-    d = normalize_dim(dim, input.ndim, "logcumsumexp")
-    if input.ndim == 0:
-        return clone(input)
-    return apply(LogCumSumExp, input, dim=d, reverse=False)
 
 
 # -- NaN-aware reductions --------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Batching rules of order statistics and NaN-aware reductions (ember/ops/statistics.py).
+"""Batching rules of order statistics and NaN-aware reductions (ember/ops/statistics.py,
+ember/ops/logcumsumexp.py).
 
 Only the running-extremum indices (``cummax``/``cummin``) and ``logcumsumexp`` are
 primitives; they work along one dim, so their rule is reduce.py's: shift the dim by one.
