@@ -87,3 +87,12 @@ def test_arange_gives_torch_s_exact_float_values(dtype):
         kw = {} if dtype is None else {"dtype": getattr(ember, dtype)}
         got = ember.arange(start, end, step, **kw).numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"arange({start}, {end}, {step})")
+
+
+@pytest.mark.parametrize("flag", ["largest", "sorted"])
+def test_topk_refuses_a_none_flag_as_torch(flag):
+    # (None was read as False: topk(x, 1, largest=None) gave the smallest entry)
+    with pytest.raises(TypeError, match=flag):
+        torch.topk(torch.tensor([3.0, 1.0, 2.0]), 1, **{flag: None})
+    with pytest.raises(ember.errors.ArgumentTypeError, match=f"'{flag}' must be bool"):
+        ember.topk(ember.tensor([3.0, 1.0, 2.0]), 1, **{flag: None})

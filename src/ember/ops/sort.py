@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import dtypes, return_types
 from ember.autograd.graph import name_node
-from ember.errors import IndexOutOfRange, ShapeError
+from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError
 from ember.ops.gather import take_along
 from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
@@ -151,6 +151,10 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
         indices=tensor([1, 2]))
     """
     no_bool("topk", input)
+    for name, flag in (("largest", largest), ("sorted", sorted)):
+        if flag is None:  # (read as False, largest=None gave the smallest: its default is True)
+            raise ArgumentTypeError(f"topk(): argument '{name}' must be bool, not None. Hint: "
+                                    f"leave it out for its default, True")
     dim = normalize_dim(dim, input.ndim, "topk")
     _check_k("topk", input, k, dim, 0 if input.ndim else 1)
     indices = apply(TopkIndices, input, k=as_int(k, "topk", "k"), dim=dim, largest=bool(largest),
