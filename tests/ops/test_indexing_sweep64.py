@@ -102,3 +102,21 @@ def test_half_float_accumulation_does_not_stall(dtype: str) -> None:
     x = ember.full((1,), 1.001, dtype=half)
     got = x.scatter_reduce(0, index, ember.full((4096,), 1.001, dtype=half), "prod").item()
     assert got == pytest.approx(float(x.float().item()) ** 4097, rel=1e-2)
+
+
+@pytest.mark.parametrize("index", [1.5, True, 2.0])
+def test_select_refuses_a_non_integer_index_by_name(index) -> None:
+    # (a float reached NumPy: "OpError: slice: failed on (4, 5) float32: IndexError: only
+    # integers, slices ...")
+    with pytest.raises(TypeError, match="must be int"):
+        torch.zeros(4, 5).select(0, index if index != 2.0 else torch.tensor(2.0))
+    with pytest.raises(TypeError, match="select: index must be an int"):
+        ember.zeros(4, 5).select(0, index if index != 2.0 else ember.tensor(2.0))
+    assert ember.arange(20).reshape(4, 5).select(0, ember.tensor(2)).tolist() == [
+        10, 11, 12, 13, 14]
+
+
+def test_index_put_shape_error_names_shapes_as_tuples() -> None:
+    with pytest.raises(ember.ShapeError, match=r"values of shape \(3,\) cannot be broadcast to "
+                                               r"the indexed shape \(2, 5\)"):
+        ember.zeros(4, 5).index_put((ember.tensor([0, 1]),), ember.ones(3))

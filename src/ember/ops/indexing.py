@@ -251,8 +251,8 @@ class IndexPut(Primitive):
         except ShapeError:
             fits = False
         if not fits:
-            raise ShapeError(f"index_put: values of shape {v.shape} cannot be broadcast to the "
-                             f"indexed shape {target}")
+            raise ShapeError(f"index_put: values of shape {tuple(v.shape)} cannot be broadcast "
+                             f"to the indexed shape {tuple(target)}")
         return a
 
     def vjp(self, ctx, g):

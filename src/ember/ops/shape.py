@@ -514,7 +514,7 @@ def _select(input: Tensor, dim: int, index: int) -> Tensor:
         tensor([2, 5])
     """
     _refuse_0d(input, "select")
-    dim = normalize_dim(dim, input.ndim, "select")
+    dim, index = normalize_dim(dim, input.ndim, "select"), as_int(index, "select", "index")
     n = input.shape[dim]
     if not -n <= index < n:
         raise IndexOutOfRange(f"select: index {index} is out of bounds for dimension {dim} "
