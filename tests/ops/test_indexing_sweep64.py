@@ -120,3 +120,19 @@ def test_index_put_shape_error_names_shapes_as_tuples() -> None:
     with pytest.raises(ember.ShapeError, match=r"values of shape \(3,\) cannot be broadcast to "
                                                r"the indexed shape \(2, 5\)"):
         ember.zeros(4, 5).index_put((ember.tensor([0, 1]),), ember.ones(3))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.select_scatter(x, x[0], 0, None),
+    lambda m, x: m.select_scatter(x, x[0], 0, 1.0),
+    lambda m, x: m.slice_scatter(x, x[:1], 0, True, 2),
+    lambda m, x: m.slice_scatter(x, x[:1], 0, 0, 1.0),
+    lambda m, x: m.slice_scatter(x, x[:1], 0, 0, 1, 1.0),
+])
+def test_select_and_slice_scatter_refuse_non_integer_positions_by_name(call) -> None:
+    # (None reached "'<=' not supported between instances of 'int' and 'NoneType'", a float
+    # index NumPy's IndexError inside index_put, and start=True was read as 1)
+    with pytest.raises(TypeError, match="must be int"):
+        call(torch, torch.zeros(4, 5))
+    with pytest.raises(TypeError, match=r"(select|slice)_scatter: \w+ must be an int"):
+        call(ember, ember.zeros(4, 5))

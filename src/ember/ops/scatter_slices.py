@@ -10,6 +10,7 @@ from __future__ import annotations
 from ember.errors import IndexOutOfRange, OpError, ShapeError, refuse_non_tensor, type_name
 from ember.ops.dims import normalize_dim
 from ember.ops.indexing import FULL, IndexPut, _basic_shape
+from ember.ops.int_args import as_int
 from ember.ops.primitive import apply
 from ember.tensor import Tensor, method
 
@@ -45,7 +46,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
         tensor([[1., 1.],
                 [0., 0.]])
     """
-    dim = _dim("select_scatter", input, dim)
+    dim, index = _dim("select_scatter", input, dim), as_int(index, "select_scatter", "index")
     n = input.shape[dim]
     if not -n <= index < n:
         raise IndexOutOfRange(f"select_scatter: index {index} out of range for tensor of size "
@@ -64,7 +65,9 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
         tensor([[1., 0., 1., 0.],
                 [1., 0., 1., 0.]])
     """
-    dim = _dim("slice_scatter", input, dim)
+    dim, step = _dim("slice_scatter", input, dim), as_int(step, "slice_scatter", "step")
+    start, end = (None if v is None else as_int(v, "slice_scatter", what)
+                  for v, what in ((start, "start"), (end, "end")))
     if step <= 0:
         raise OpError(f"slice_scatter: slice step must be positive, got {step}")
     start, end, step = slice(start, end, step).indices(input.shape[dim])
