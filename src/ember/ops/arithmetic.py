@@ -21,6 +21,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import ArgumentError, DivisionByZero, DTypeError, OpError, describe
 from ember.layouts import in_operands_layout
+from ember.ops import torch_steps as steps
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.complex_reciprocal import complex_reciprocal
@@ -32,13 +33,7 @@ from ember.ops.int_args import wide_int_as_float
 from ember.ops.modulus_kernel import modulus32, zeros_signed_as
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.torch_steps import (
-    HALF_ARRAYS,
-    POW_SHORTCUT_DTYPES,
-    POW_SHORTCUTS,
-    half_floor_divide,
-    pow_shortcut,
-)
+from ember.ops.scaled_add import HalfScaledAdd, HalfScaledSub
 from ember.tensor import Tensor, method
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
@@ -176,7 +171,8 @@ class FloorDiv(RoundedDiv):
 
     def forward(self, xp, a, b):
         _check_divisor(self.name, a, b)
-        r = half_floor_divide(xp, a, b) if a.dtype in HALF_ARRAYS else xp.floor_divide(a, b)
+        half = a.dtype in steps.HALF_ARRAYS
+        r = steps.half_floor_divide(xp, a, b) if half else xp.floor_divide(a, b)
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
 
@@ -256,7 +252,7 @@ class Pow(Holomorphic, Binary):
 
     def forward(self, xp, a, b):
         if a.dtype.kind in "iu" and b.dtype.kind == "i" and (b < 0).any():
-            r = _integer_pow(xp, a, b)
+            r = steps.integer_pow(xp, a, b)
         else:
             r = xp.power(a, b)
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
@@ -292,14 +288,6 @@ def _dpow_dexponent(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     return where((a == 0) & (b >= 0), 0, out * log(a))
 
 
-def _integer_pow(xp: Any, a: Any, b: Any) -> Any:
-    """Integer powers with negative exponents, as PyTorch computes them: 1 and -1 keep their
-    magnitude, every other base gives 0 (NumPy refuses)."""
-    positive = xp.power(a, xp.where(b < 0, 0, b))
-    unit = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
-    return xp.where(b < 0, unit, positive).astype(a.dtype, copy=False)
-
-
 @primitive
 class PowScalar(Holomorphic, Primitive):
     """``a ** exponent`` for a Python-number exponent (no exponent gradient to compute)."""
@@ -313,8 +301,8 @@ class PowScalar(Holomorphic, Primitive):
         if a.dtype.kind == "c" and exponent in (0.5, -0.5, -1):  # PyTorch's sqrt, 1/sqrt, 1/z
             root = xp.sqrt(a) if exponent != -1 else a  # (power's exp(b log z) gave sqrt(-1)
             return root if exponent == 0.5 else complex_reciprocal(xp, root)  # ≈ 6e-17+1j)
-        if exponent in POW_SHORTCUTS and a.dtype in POW_SHORTCUT_DTYPES:
-            return pow_shortcut(xp, a, exponent)
+        if exponent in steps.POW_SHORTCUTS and a.dtype in steps.POW_SHORTCUT_DTYPES:
+            return steps.pow_shortcut(xp, a, exponent)
         if a.dtype.isbuiltin != 1:  # (bfloat16, float8: an int past int64 as a float)
             exponent = wide_int_as_float(exponent)
             if type(exponent) is float:  # (rounded to the tensor's dtype first, as PyTorch's
@@ -370,6 +358,8 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     except TensorLikeOperand:
         return handle(add, (input, other), {"alpha": alpha})
     if alpha != 1 or alpha.__class__ is not int:  # (1.0, 1+0j, True: their type is checked)
+        if a.dtype in HALF:
+            return _half_scaled_add("add", alpha, alpha, a, b, (input, other))
         b = _scaled("add", "alpha", b, alpha, input, other)
     return apply(Add, a, b)
 
@@ -384,6 +374,8 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     except TensorLikeOperand:
         return handle(sub, (input, other), {"alpha": alpha})
     if alpha != 1 or alpha.__class__ is not int:
+        if a.dtype in HALF:
+            return _half_scaled_add("sub", alpha, -alpha, a, b, (input, other))
         b = _scaled("sub", "alpha", b, alpha, input, other)
     return apply(Sub, a, b)
 
@@ -402,6 +394,14 @@ def _scaled(op: str, param: str, other: Tensor, alpha: Any, *operands: Any) -> T
     stays bool; ``alpha`` is checked first as PyTorch does (:func:`check_factor`)."""
     check_factor(op, param, alpha, other.dtype, operands)
     return cast(mul(other, alpha), other.dtype)
+
+
+def _half_scaled_add(op: str, alpha: Any, factor: Any, a: Tensor, b: Tensor,
+                     operands: tuple) -> Tensor:
+    """``a + factor * b`` (``factor``: ``alpha`` or ``-alpha``) of two half tensors as PyTorch
+    computes it (:mod:`ember.ops.scaled_add`), ``alpha`` checked first."""
+    check_factor(op, "alpha", alpha, a.dtype, operands)
+    return apply(HalfScaledAdd if op == "add" else HalfScaledSub, a, b, factor=factor)
 
 
 def _is_bool(x: Any) -> bool:

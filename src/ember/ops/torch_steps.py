@@ -59,3 +59,16 @@ def half_floor_divide(xp: Any, a: Any, b: Any) -> Any:
     quotient = a / b  # (its sign for a zero quotient; the IEEE value for a zero divisor)
     floor = xp.where(div != 0, floor, xp.copysign(xp.zeros_like(quotient), quotient))
     return xp.where(b == 0, quotient, floor)
+
+
+def integer_pow(xp: Any, a: Any, b: Any) -> Any:
+    """Integer powers with negative exponents, as PyTorch computes them: 1 and -1 keep their
+    magnitude, every other base gives 0 (NumPy refuses).
+
+    Example:
+        >>> integer_pow(np, np.array([1, -1, 2]), np.array([-3, -3, -1]))
+        array([ 1, -1,  0])
+    """
+    positive = xp.power(a, xp.where(b < 0, 0, b))
+    unit = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
+    return xp.where(b < 0, unit, positive).astype(a.dtype, copy=False)

@@ -1,0 +1,62 @@
+"""``add``/``sub``/``rsub`` with an ``alpha`` of float16/bfloat16 tensors as PyTorch's vector
+loop computes them (:mod:`ember.ops.scaled_add`), values and gradients bit for bit."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+_CALLS = {
+    "add": lambda m, x, y: m.add(x, y, alpha=0.3),
+    "sub": lambda m, x, y: m.sub(x, y, alpha=1.7),
+    "rsub": lambda m, x, y: m.rsub(x, y, alpha=2.5),
+    "add_": lambda m, x, y: (x * 1).add_(y, alpha=-0.37),
+    "sub_": lambda m, x, y: (x * 1).sub_(y, alpha=3),
+    "add number": lambda m, x, y: m.add(x, 0.1, alpha=3),
+    "rsub number": lambda m, x, y: m.rsub(x, 0.1, alpha=0.7),
+    "add 0-d": lambda m, x, y: m.add(x, y[0, 3], alpha=0.3),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("call", list(_CALLS))
+def test_half_add_with_alpha_is_torchs_bit_for_bit(dtype, call):
+    # (before: alpha * y rounded to the half dtype, then the sum: an ulp off in 1 of 8;
+    # PyTorch rounds alpha to the dtype and fuses the multiply-add in float32)
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((64, 64)) * 10, rng.standard_normal((64, 64)) * 3
+    want = _CALLS[call](torch, *(torch.tensor(v).to(getattr(torch, dtype)) for v in (a, b)))
+    got = _CALLS[call](ember, *(ember.tensor(v).to(getattr(ember, dtype)) for v in (a, b)))
+    assert got.dtype.name == dtype
+    np.testing.assert_array_equal(got.to(ember.float64).numpy(), want.double().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("call", ["add", "sub", "rsub", "add_"])
+def test_half_add_with_alpha_gradients_are_torchs(dtype, call):
+    # (grad and grad * alpha, alpha a float32 there, summed over the broadcast rows)
+    rng = np.random.default_rng(5)
+    a, b, g = rng.standard_normal((64, 32)) * 10, rng.standard_normal(32) * 3, \
+        rng.standard_normal((64, 32))
+    results = []
+    for m in (torch, ember):
+        x, y = (m.tensor(v, dtype=m.float64).to(getattr(m, dtype)).requires_grad_()
+                for v in (a, b))
+        out = _CALLS[call](m, x, y)
+        grads = m.autograd.grad(out, [x, y], m.tensor(g, dtype=m.float64).to(out.dtype))
+        results.append((out.grad_fn.name(),
+                        [np.asarray(t.detach().to(m.float64).numpy()) for t in (out, *grads)]))
+    (want_name, wants), (name, gots) = results
+    for want, got in zip(wants, gots):
+        np.testing.assert_array_equal(got, want)
+    assert name == {"rsub": "SubBackward0"}.get(call, want_name)  # (rsub is sub swapped)
+
+
+def test_half_add_with_alpha_under_vmap_and_jvp():
+    x = ember.randn(3, 4).half()
+    batched = ember.func.vmap(lambda t: ember.sub(t, t * 2, alpha=0.5))(x)
+    np.testing.assert_array_equal(batched.numpy(), ember.sub(x, x * 2, alpha=0.5).numpy())
+    _, tangent = ember.func.jvp(lambda t: ember.add(t, t, alpha=0.5), (x,),
+                                (ember.ones_like(x),))
+    np.testing.assert_array_equal(tangent.numpy(), np.full((3, 4), 1.5, np.float16))
