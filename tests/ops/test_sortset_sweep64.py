@@ -73,19 +73,20 @@ def test_full_reads_a_zero_dim_tensor_fill_as_its_number(dtype, value):
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
-@pytest.mark.parametrize("dtype", [None, "float32", "float64"])
+@pytest.mark.parametrize("dtype", [None, "float32", "float64", "float16", "bfloat16"])
 def test_arange_gives_torch_s_exact_float_values(dtype):
     # (arange(-0.7, 0.4, 0.1)[7] was 1.1e-16, PyTorch's 8.3e-17: its kernel fuses each
-    # multiply-add, and its vector loop counts each lane on from the lane's first point)
+    # multiply-add, and its vector loop counts each lane on from the lane's first point;
+    # the half dtypes' points were rounded once from float64, PyTorch's steps in float32)
     rng = np.random.default_rng(0)
     for _ in range(150):
         start = round(float(rng.uniform(-30, 30)), int(rng.integers(0, 5)))
         step = round(float(rng.choice([-1, 1]) * rng.uniform(0.05, 3)), int(rng.integers(1, 5)))
         end = start + step * int(rng.integers(0, 400))
         kw = {} if dtype is None else {"dtype": getattr(torch, dtype)}
-        want = torch.arange(start, end, step, **kw).numpy()
+        want = torch.arange(start, end, step, **kw).double().numpy()
         kw = {} if dtype is None else {"dtype": getattr(ember, dtype)}
-        got = ember.arange(start, end, step, **kw).numpy()
+        got = ember.arange(start, end, step, **kw).double().numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"arange({start}, {end}, {step})")
 
 
@@ -96,3 +97,10 @@ def test_topk_refuses_a_none_flag_as_torch(flag):
         torch.topk(torch.tensor([3.0, 1.0, 2.0]), 1, **{flag: None})
     with pytest.raises(ember.errors.ArgumentTypeError, match=f"'{flag}' must be bool"):
         ember.topk(ember.tensor([3.0, 1.0, 2.0]), 1, **{flag: None})
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_arange_past_the_dtype_s_range_is_inf_as_torch(dtype):
+    want = torch.arange(65000.0, 66000.0, 7.3, dtype=getattr(torch, dtype)).double().numpy()
+    got = ember.arange(65000.0, 66000.0, 7.3, dtype=getattr(ember, dtype)).double().numpy()
+    np.testing.assert_array_equal(got, want)

@@ -448,7 +448,7 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
         raise ArgumentError(f"arange: step {step} truncates to 0 in {dt.name}. Hint: pass a "
                             "float dtype, or an integer step")
     try:
-        return _finish(_arange_array(dev.xp, start, end, step, dt), dev, requires_grad)
+        return _finish(_arange_array(dev, start, end, step, dt), dev, requires_grad)
     except (MemoryError, ValueError) as exc:
         if not is_allocation_failure(exc):
             raise
@@ -456,10 +456,14 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
         raise allocation_error("arange", (n,), dt, exc) from exc
 
 
-def _arange_array(xp: Any, start: float, end: float, step: float, dt: dtypes.DType) -> Any:
+_STEPPED = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+
+
+def _arange_array(dev: Device, start: float, end: float, step: float, dt: dtypes.DType) -> Any:
+    xp = dev.xp
     if dt.category >= dtypes.FLOAT:
         n = max(0, int(np.ceil((end - start) / step)))
-        if dt is dtypes.float32 or dt is dtypes.float64:  # (PyTorch's values, bit for bit)
+        if dt in _STEPPED and not dev.is_meta:  # (PyTorch's values, bit for bit)
             return stepped(xp, float(start), float(step), n, dt.np)
         return (start + step * xp.arange(n, dtype=np.float64)).astype(dt.np)
     if dt is not dtypes.int64:  # PyTorch counts the float range, then steps by int(step)

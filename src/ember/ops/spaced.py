@@ -5,8 +5,8 @@ points counted up from ``start`` and the second half down from ``end``, each poi
 multiply-add (emulated exactly in float64). Matched on 400 random calls per dtype: every
 float32, float64, complex64 value, every integer one (3000 more calls: the integer points are
 fused too, truncated); float16/bfloat16 (PyTorch's
-vector lanes round per lane) are computed in float64 and rounded once. ``arange``'s float32
-and float64 points likewise, as PyTorch's kernel steps them (:func:`stepped`).
+vector lanes round per lane) are computed in float64 and rounded once. ``arange``'s float
+points are PyTorch's too, as its kernel steps them, lane by lane (:func:`stepped`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__: list[str] = []
 
 _PART = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
 _SPLIT = 2.0 ** 27 + 1  # Veltkamp's constant: splits a float64 into two 26-bit halves
+_DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float16): 11}
 
 
 def spaced_dtype(op: str, start: Any, end: Any, dtype: Any, steps: int) -> DType:
@@ -107,10 +108,11 @@ def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarr
 
 
 def stepped(xp: Any, start: float, step: float, n: int, dtype: np.dtype) -> Any:
-    """``n`` float32 or float64 points ``start + step·i`` as PyTorch's CPU ``arange`` computes
-    them: one fused multiply-add each in float64, except in its vector loop (pairs of
-    32-byte lanes, as many whole pairs as fit), which counts each lane on from the lane's
-    first point rounded to ``dtype``. (Matched on 9000 random ranges; a range past
+    """``n`` points ``start + step·i`` of a float dtype as PyTorch's CPU ``arange`` computes
+    them: in its accumulate type (float64; float32 for the half dtypes), one fused
+    multiply-add each, except in its vector loop (pairs of 32-byte lanes, as many whole pairs
+    as fit), which counts each lane on from the lane's first point rounded to ``dtype``
+    (bfloat16's lanes add an unfused product). (Matched on 9000 random ranges; a range past
     PyTorch's parallel grain, 32768 points, is split by thread, which this ignores.)
 
     Example:
@@ -121,22 +123,30 @@ def stepped(xp: Any, start: float, step: float, n: int, dtype: np.dtype) -> Any:
     if _exact(start, step, n, dtype) or n >= 2 ** 26:  # (every point exact, one rounding:
         # any order of sums gives it; past 2**26, _fused's range, one rounding more)
         return (start + step * xp.arange(n, dtype=np.float64)).astype(dtype)
+    acc = np.float32 if dtype.itemsize == 2 else np.float64
+    start, step = float(acc(start)), float(acc(step))
     width = 32 // dtype.itemsize
     tail = n - n % (2 * width)
-    rest = _fused(start, step, xp.arange(tail, n, dtype=np.float64)).astype(dtype)
+    rest = _fused(start, step, xp.arange(tail, n, dtype=np.float64)).astype(acc).astype(dtype)
     if not tail:
         return rest
     firsts = _fused(start, step, xp.arange(0, tail, width, dtype=np.float64))
-    lanes = _fused(firsts.astype(dtype).astype(np.float64)[:, None], step,
-                   xp.arange(width, dtype=np.float64))
-    return xp.concatenate([lanes.reshape(-1).astype(dtype), rest])
+    firsts = firsts.astype(acc).astype(dtype).astype(np.float64)[:, None]
+    lane = xp.arange(width, dtype=np.float64)
+    if dtype == dtypes.bfloat16.np:
+        lanes = firsts + (step * lane).astype(acc)
+    else:
+        lanes = _fused(firsts, step, lane)
+    if dtype.itemsize == 2:  # (a first point past the dtype's range is inf, as its lane)
+        lanes = xp.where(xp.isinf(firsts), firsts, lanes)
+    return xp.concatenate([lanes.reshape(-1).astype(acc).astype(dtype), rest])
 
 
 def _exact(start: float, step: float, n: int, dtype: np.dtype) -> bool:
     """Whether every point ``start + step·i`` (``i < n``) is a number ``dtype`` holds."""
     scale = max(start.as_integer_ratio()[1], step.as_integer_ratio()[1])  # (powers of 2)
     top = (abs(start) + abs(step) * n) * scale
-    return top < 2.0 ** (np.finfo(dtype).nmant + 1)
+    return top < 2.0 ** _DIGITS.get(dtype, 8)  # (8: bfloat16's)
 
 
 def unfused_spaced(first: float, last: float, steps: int) -> np.ndarray:
