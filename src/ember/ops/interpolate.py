@@ -31,7 +31,7 @@ from ember.backend import compiled, parallel
 from ember.errors import ArgumentError, ShapeError, refuse_non_tensor
 from ember.ops.adaptive_avg_pool import adaptive_avg_pool
 from ember.ops.channels_last_view import channels_back, pixels_first
-from ember.ops.convert import float32_under_autocast
+from ember.ops.convert import HALF, float32_under_autocast
 from ember.ops.int_args import as_float, as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
@@ -536,6 +536,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         NEAREST_1D_3D.get(mode, mode) if nd != 2 else mode
     moved = pixels_first(input, (4, 5))  # (spatial axes from 1 then, and the result channels-last)
     y, first = (input, 2) if moved is None else (moved, 1)
+    rounded = y.dtype if interpolating and nd > 1 and y.dtype in HALF else None
+    y = y if rounded is None else y.float()  # (half: all axes in float32, one rounding: torch's)
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
         copies, halves = resample_shortcuts(kind, nd, scale)
         if o == s and copies:
@@ -544,7 +546,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
             scale = None  # (ratio s / o: i // 2)
         y = apply(Resample, y, axis=first + i, size=s, out=o, scale=scale, mode=kind,
                   align_corners=bool(align_corners))
-    return y if moved is None else channels_back(y)
+    return (y if moved is None else channels_back(y)).to(rounded or y.dtype)
 
 
 def _area(nd: int, input: Tensor, out: tuple[int, ...]) -> Tensor:
