@@ -104,3 +104,16 @@ def test_half_arange_past_the_dtype_s_range_is_inf_as_torch(dtype):
     want = torch.arange(65000.0, 66000.0, 7.3, dtype=getattr(torch, dtype)).double().numpy()
     got = ember.arange(65000.0, 66000.0, 7.3, dtype=getattr(ember, dtype)).double().numpy()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_linspace_gives_torch_s_exact_values(dtype):
+    # (computed in float64 and rounded once: linspace(-38, 34, 8, dtype=float16)[3] was
+    # -7.145, PyTorch's -7.125, as its half arithmetic rounds every operation)
+    rng = np.random.default_rng(1)
+    for _ in range(150):
+        a, b = (float(v) for v in rng.uniform(-50, 50, 2))
+        steps = int(rng.integers(0, 300))
+        want = torch.linspace(a, b, steps, dtype=getattr(torch, dtype)).double().numpy()
+        got = ember.linspace(a, b, steps, dtype=getattr(ember, dtype)).double().numpy()
+        np.testing.assert_array_equal(got, want, err_msg=f"linspace({a}, {b}, {steps})")

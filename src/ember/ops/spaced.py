@@ -4,8 +4,8 @@ same numbers (histogram edges, grid coordinates): the step in the dtype, the fir
 points counted up from ``start`` and the second half down from ``end``, each point one fused
 multiply-add (emulated exactly in float64). Matched on 400 random calls per dtype: every
 float32, float64, complex64 value, every integer one (3000 more calls: the integer points are
-fused too, truncated); float16/bfloat16 (PyTorch's
-vector lanes round per lane) are computed in float64 and rounded once. ``arange``'s float
+fused too, truncated); float16/bfloat16 round each operation to the dtype, as PyTorch's
+half arithmetic does (1000 random calls each). ``arange``'s float
 points are PyTorch's too, as its kernel steps them, lane by lane (:func:`stepped`).
 """
 
@@ -102,9 +102,20 @@ def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarr
         first, last = (float(np.array(int(v)).astype(dtype)) for v in (start, end))
         step = (last - first) / (steps - 1)
         points = [np.trunc(_fused(first, step, up)), np.trunc(_fused(last, -step, down))]
+    elif dtype.itemsize == 2:  # float16, bfloat16: each operation rounded to the dtype
+        # (through float32), as PyTorch's half arithmetic rounds it
+        first, last = _rounded(start, dtype), _rounded(end, dtype)
+        step = _rounded(_rounded(last - first, dtype) / _rounded(steps - 1, dtype), dtype)
+        points = [_rounded(first + _rounded(step * _rounded(up, dtype), dtype), dtype),
+                  _rounded(last - _rounded(step * _rounded(down, dtype), dtype), dtype)]
     else:
         return np.linspace(start, end, steps).astype(dtype)
     return np.concatenate(points).astype(dtype)
+
+
+def _rounded(value: Any, dtype: np.dtype) -> np.ndarray:
+    """``value`` rounded to float32, then to the half dtype ``dtype``, back in float64."""
+    return np.asarray(value, np.float64).astype(np.float32).astype(dtype).astype(np.float64)
 
 
 def stepped(xp: Any, start: float, step: float, n: int, dtype: np.dtype) -> Any:
