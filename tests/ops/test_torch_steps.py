@@ -71,3 +71,19 @@ def test_half_floor_divide_rounds_each_step_as_torch(dtype):
         np.testing.assert_array_equal(g, w)
         real = ~np.isnan(w)
         np.testing.assert_array_equal(np.signbit(g[real]), np.signbit(w[real]))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_reciprocal_and_rsqrt_gradients_round_as_torch(dtype):
+    # (before: -(g * y * y) for torch's -(g * (y * y)), and y * y * y for its pow(y, 3),
+    # which float16 rounds once: an ulp apart at times, 2.0 / x's gradient too)
+    rng = np.random.default_rng(0)
+    v, g = np.abs(rng.standard_normal(4096)) + 0.01, rng.standard_normal(4096)
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor(v).to(getattr(lib, dtype)).requires_grad_()
+        gg = lib.tensor(g).to(getattr(lib, dtype))
+        grads.append([np.asarray(lib.autograd.grad(out, x, gg)[0].to(lib.float64).numpy())
+                      for out in (x.reciprocal(), 2.0 / x, x.rsqrt())])
+    for want, got in zip(*grads):
+        np.testing.assert_array_equal(got, want)
