@@ -27,9 +27,7 @@ def add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
     and rounds once, as PyTorch's scatter_add and gather's gradient (4096 ones add to 4096,
     not float16's 2048)."""
     if view.itemsize == 2 and view.dtype in _HALF:
-        total = view.astype(np.float32)
-        add_at(xp, total, key, values.astype(np.float32))
-        view[...] = total
+        _half_add_at(xp, view, key, values)
         return
     dim = len(key) - 1
     index = key[dim]
@@ -58,6 +56,29 @@ def add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
         flat = (part.astype(np.intp, copy=False)[:, None] * post + np.arange(post)).ravel()
         for lead in np.ndindex(view.shape[:dim]):
             np.add.at(view[lead].reshape(-1), flat, values[lead][start:start + step].ravel())
+
+
+def _half_add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
+    """:func:`add_at` into a half float ``view``, summed in float32: over just the positions
+    the key's index arrays reach (each once, their sums rounded once) where the arrays are
+    adjacent and in range; over a float32 copy of the whole view otherwise."""
+    at = [d for d, k in enumerate(key) if type(k) is not slice]
+    values = values.astype(np.float32)
+    if (at and at == list(range(at[0], at[-1] + 1))
+            and all(k == slice(None) for k in key if type(k) is slice)):
+        sizes = view.shape[at[0]:at[-1] + 1]
+        arrays = xp.broadcast_arrays(*(key[d] for d in at))
+        if all(a.size == 0 or (-n <= a.min() and a.max() < n) for a, n in zip(arrays, sizes)):
+            ids = xp.ravel_multi_index(tuple(a % n for a, n in zip(arrays, sizes)), sizes)
+            unique, inverse = xp.unique(ids, return_inverse=True)
+            reached = key[:at[0]] + xp.unravel_index(unique, sizes)
+            total = view[reached].astype(np.float32)
+            add_at(xp, total, key[:at[0]] + (inverse.reshape(ids.shape),), values)
+            view[reached] = total
+            return
+    total = view.astype(np.float32)
+    add_at(xp, total, key, values)
+    view[...] = total
 
 
 def _rows_added_in_numba(view: Any, index: Any, values: Any, dim: int) -> bool:
