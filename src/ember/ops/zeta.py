@@ -4,8 +4,10 @@ Computed on the host in float64 by Euler-Maclaurin summation: at least 10 terms 
 until ``w = q + N >= 10``, then the tail ``w^(1-x)/(x-1) + w^-x/2 + sum_j B_2j/(2j)!
 x(x+1)…(x+2j-2) w^(-x-2j+1)`` (about 1e-16 relative). The domain is PyTorch's: ``inf`` at
 ``x = 1`` and at the poles ``q = 0, -1, -2, …``; NaN for ``x < 1``, and for ``q < 0`` unless
-``x`` is an integer (``(k + q)^-x`` is real only then). As in PyTorch, the gradient in ``q``
-is ``-x zeta(x + 1, q)`` and there is none in ``x``.
+``x`` is an integer (``(k + q)^-x`` is real only then). There the ``n = -floor(q)`` terms
+below 0 are ``(-1)^x (zeta(x, f) - zeta(x, f + n))`` with ``f = 1 - (q + n)``, so a very negative
+``q`` costs no more than another (PyTorch sums them one by one). As in PyTorch, the gradient in
+``q`` is ``-x zeta(x + 1, q)`` and there is none in ``x``.
 """
 
 from __future__ import annotations
@@ -67,16 +69,29 @@ def zeta_array(x: np.ndarray, q: np.ndarray) -> np.ndarray:
     inner = np.isfinite(x) & np.isfinite(q) & (x > 1) & ~pole & ((q > 0) | integer_x)
     with np.errstate(all="ignore"):
         xi, qi = x[inner], q[inner]
-        total, a = _direct_sum(xi, qi)
-        tail = _tail(xi, a)
-        negligible = a ** -xi <= 1e-18 * np.abs(total)  # also where the tail overflows
-        out[inner] = total + np.where(negligible, 0.0, tail)
+        neg = qi < 0
+        r = qi - np.floor(qi)  # q + n in (0, 1), n = -floor(q) terms below 0 where q < 0
+        values = _positive(xi, np.where(neg, r, qi))
+        if neg.any():  # those n terms are (-(f + m))^-x, m < n, f = 1 - r: two zetas (O(1))
+            xn, f, n = xi[neg], 1 - r[neg], -np.floor(qi[neg])
+            at_r, at_f, at_fn = values[neg], _positive(xn, f), _positive(xn, f + n)
+            # odd x: the terms at r + m and -(f + m) cancel first (exactly where r = f = 1/2)
+            values[neg] = np.where(xn % 2 == 1, (at_r - at_f) + at_fn, (at_r + at_f) - at_fn)
+        out[inner] = values
     out[pole & ~(x < 1)] = np.inf  # PyTorch's order: x = 1, then x < 1, then the poles
     out[x == 1] = np.inf
-    at_inf = (x == np.inf) & (q > 0)
-    out[at_inf & (q < 1)] = np.inf
+    at_inf = x == np.inf
+    out[at_inf & (q < 1) & ~pole] = np.inf  # a term (q + k)^-inf with |q + k| < 1
     out[at_inf & (q == 1)] = 1.0
     return out
+
+
+def _positive(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``zeta(x, q)`` for finite ``x > 1`` and ``q > 0``."""
+    total, a = _direct_sum(x, q)
+    tail = _tail(x, a)
+    negligible = a ** -x <= 1e-18 * np.abs(total)  # also where the tail overflows
+    return total + np.where(negligible, 0.0, tail)
 
 
 @primitive
