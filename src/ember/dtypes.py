@@ -293,7 +293,21 @@ def promote_types(a: DType, b: DType) -> DType:
         >>> ember.promote_types(ember.uint8, ember.int8)
         ember.int16
     """
+    if a.__class__ is not DType or b.__class__ is not DType:  # (cached: once a pair)
+        a, b = (_dtype_argument(a, "type1"), _dtype_argument(b, "type2"))
     return _promote_pair(a, b)
+
+
+def _dtype_argument(x: object, name: str) -> DType:
+    """``promote_types``'s argument ``name`` read as a dtype, else a DTypeError (a TypeError, as
+    PyTorch's) naming it (a name or a NumPy dtype reads, as ``can_cast`` reads them)."""
+    try:
+        if x is None:
+            raise DTypeError("got None")
+        return to_dtype(x)
+    except DTypeError as exc:
+        raise DTypeError(f"promote_types(): argument '{name}' must be a dtype (e.g. "
+                         f"ember.float32): {exc}") from None
 
 
 @cache
