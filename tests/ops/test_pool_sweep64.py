@@ -1,5 +1,6 @@
-"""Pooling sweep 64: windows a dilation steps past the whole input, integer windows of the
-dtype's least value, against PyTorch."""
+"""Pooling sweep 64 against PyTorch: windows a dilation steps past the whole input, integer
+windows of the dtype's least value, int64 averages, float32 average bits, and the layouts of
+max_unpool2d and channel_shuffle."""
 
 import numpy as np
 import pytest
@@ -114,3 +115,38 @@ def test_float32_avg_pool_is_bitwise_torch(name, shape, kwargs, channels_last):
         mine = mine.contiguous(memory_format=ember.channels_last)
     got = getattr(F, name)(mine, **kwargs).numpy()
     np.testing.assert_array_equal(got, getattr(TF, name)(x, **kwargs).numpy())
+
+
+@pytest.mark.parametrize("shape, kernel", [((2, 6, 4, 6), 2), ((2, 6, 5, 7), 3)])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_unpool2d_keeps_a_channels_last_layout_as_torch(shape, kernel, channels_last):
+    # its result was C-ordered whatever the input's layout; values and gradient unchanged
+    x = np.random.default_rng(4).standard_normal(shape)
+    t, e = torch.from_numpy(x), ember.from_numpy(x)
+    if channels_last:
+        t = t.contiguous(memory_format=torch.channels_last)
+        e = e.contiguous(memory_format=ember.channels_last)
+    values, indices = TF.max_pool2d(t, kernel, return_indices=True)
+    mine, my_indices = F.max_pool2d(e, kernel, return_indices=True)
+    values.requires_grad_()
+    mine.requires_grad_()
+    want = TF.max_unpool2d(values, indices, kernel, output_size=shape[2:])
+    got = F.max_unpool2d(mine, my_indices, kernel, output_size=shape[2:])
+    assert tuple(got.stride()) == want.stride()
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    g = np.random.default_rng(5).standard_normal(shape)
+    want.backward(torch.from_numpy(g))
+    got.backward(ember.from_numpy(g))
+    np.testing.assert_array_equal(mine.grad.numpy(), values.grad.numpy())
+
+
+@pytest.mark.parametrize("shape, memory_format", [((2, 6, 3, 4), "channels_last"),
+                                                  ((2, 6, 3, 4, 5), "channels_last_3d"),
+                                                  ((2, 6, 3, 4), "contiguous_format")])
+def test_channel_shuffle_keeps_a_channels_last_layout_as_torch(shape, memory_format):
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    t = torch.from_numpy(x).contiguous(memory_format=getattr(torch, memory_format))
+    e = ember.from_numpy(x).contiguous(memory_format=getattr(ember, memory_format))
+    want, got = TF.channel_shuffle(t, 3), F.channel_shuffle(e, 3)
+    assert tuple(got.stride()) == want.stride()
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

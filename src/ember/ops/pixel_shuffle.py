@@ -2,13 +2,14 @@
 upsampling of ESPCN-style networks), ``pixel_unshuffle`` moves them back, ``channel_shuffle``
 interleaves channel groups (ShuffleNet; also under PyTorch's kernel name
 ``native_channel_shuffle``); each is a reshape, a permute and a reshape. A channels-last
-input is rearranged in its (N, H, W, C) order, so the result is channels-last too, as
-PyTorch's."""
+input (channels-last-3d too for ``channel_shuffle``) is rearranged in its (N, *spatial, C)
+order, so the result is channels-last too, as PyTorch's."""
 
 from __future__ import annotations
 
 from ember.errors import ArgumentError, ShapeError
 from ember.layouts import channels_last, format_of
+from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.int_args import as_int
 from ember.tensor import Tensor
 
@@ -83,6 +84,11 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
         raise ShapeError(f"channel_shuffle: the {input.shape[1]} channels of shape "
                          f"{tuple(input.shape)} must split into groups={g} equal groups "
                          f"(a positive divisor of the channel count)")
+    moved = pixels_first(input, (4, 5))
+    if moved is not None:
+        *lead, c = moved.shape
+        x = moved.reshape((*lead, g, c // g)).transpose(-1, -2)
+        return channels_back(x.reshape(tuple(moved.shape)))
     n, c, *rest = input.shape
     x = input.reshape((n, g, c // g, *rest))
     return x.transpose(1, 2).reshape(tuple(input.shape))

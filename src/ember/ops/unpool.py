@@ -9,6 +9,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.ops.channels_last_view import pixels_first
 from ember.ops.convert import float32_under_autocast
 from ember.ops.im2col import batched, ntuple
 from ember.ops.index_checks import check_index_range
@@ -66,8 +67,13 @@ def _max_unpool(op: str, nd: int, input: Tensor, indices: Tensor, kernel_size: A
             f"{exc}: the indices address an output of spatial size {size}. Hint: if the "
             f"pooled input was larger (an odd size, ceil_mode), pass output_size=its spatial "
             f"size") from None
-    out = x.new_zeros((n, c, plane)).scatter(2, flat, x.reshape((n, c, pooled)))
-    out = out.reshape((n, c) + size)
+    if nd == 2 and pixels_first(x) is not None:  # channels-last stays so, as PyTorch's
+        out = x.new_zeros((n, plane, c)).scatter(1, flat.transpose(1, 2),
+                                                 x.reshape((n, c, pooled)).transpose(1, 2))
+        out = out.transpose(1, 2).reshape((n, c) + size)
+    else:
+        out = x.new_zeros((n, c, plane)).scatter(2, flat, x.reshape((n, c, pooled)))
+        out = out.reshape((n, c) + size)
     return out.reshape(out.shape[1:]) if added else out
 
 
