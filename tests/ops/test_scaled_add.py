@@ -60,3 +60,13 @@ def test_half_add_with_alpha_under_vmap_and_jvp():
     _, tangent = ember.func.jvp(lambda t: ember.add(t, t, alpha=0.5), (x,),
                                 (ember.ones_like(x),))
     np.testing.assert_array_equal(tangent.numpy(), np.full((3, 4), 1.5, np.float16))
+
+
+def test_half_add_with_alpha_keeps_torchs_output_layout():
+    # (a permuted input leads, as Add's: the result was C-ordered where torch's is permuted)
+    values = np.arange(24.0).reshape(2, 3, 4) + 1
+    strides = []
+    for m in (torch, ember):
+        x = m.tensor(values).to(m.float16).permute(2, 0, 1)
+        strides.append(tuple(m.add(x, x.contiguous(), alpha=2).stride()))
+    assert strides[1] == strides[0]

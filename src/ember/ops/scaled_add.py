@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, primitive
 
@@ -22,7 +23,8 @@ class _HalfScaled(Primitive):
 
     def forward(self, xp, a, b, *, factor):
         product = b.astype(np.float64) * float(a.dtype.type(factor))  # (exact)
-        return (a.astype(np.float64) + product).astype(np.float32).astype(a.dtype)
+        r = (a.astype(np.float64) + product).astype(np.float32).astype(a.dtype)
+        return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)  # (as Add's)
 
     def infer(self, a, b, *, factor):
         return broadcast_spec(a, b, op=self.name)
