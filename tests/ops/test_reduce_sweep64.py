@@ -76,3 +76,23 @@ def test_complex_logcumsumexp_values_and_gradient():
     got.abs().sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.resolve_conj().numpy(), rtol=1e-9,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("rows", [
+    [[1.0, _NAN, 3.0, 2.0], [0.0, 5.0, 1.0, 5.0]],   # a NaN row beside a zero elsewhere
+    [[2.0, _INF, 0.0, 3.0], [3.0, 0.0, _INF, 2.0]],  # 0 * inf in the others
+    [[_NAN, 0.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]],
+    [[0.0, _NAN, 0.0, 1.0], [1.0, 2.0, 3.0, 4.0]],   # two zeros
+])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_prod_gradient_beside_zeros_and_nonfinite_values_as_torch(rows, dim):
+    # (ember gave 0 where torch's products of the others reach an inf or NaN, and NaN for a
+    # NaN row's other elements where torch's, with a zero elsewhere, are finite)
+    t = torch.tensor(rows, dtype=torch.float64, requires_grad=True)
+    x = ember.tensor(t.detach().numpy(), requires_grad=True)
+    args = () if dim is None else (dim,)
+    want, got = torch.prod(t, *args), ember.prod(x, *args)
+    g = torch.arange(1.0, want.numel() + 1, dtype=torch.float64).reshape(want.shape)
+    want.backward(g)
+    got.backward(_e(g))
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())

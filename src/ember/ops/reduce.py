@@ -136,6 +136,8 @@ def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     safe = where(zero, ones_like(x), x)
     rest = apply(Prod, safe, dims=dims, keepdim=True)  # product of the non-zero elements
     if not (GRAD.enabled or DISPATCH.stack):  # (a plain backward: the values alone)
+        if len(dims) in (1, x.ndim) and not isfinite(x).all().item() and zero.any().item():
+            return _torch_others(x, dims)  # (beside an inf or NaN: no longer 0 * inf = 0)
         return where(eq(n_zero, 0), rest / safe,
                      where(logical_and(zero, eq(n_zero, 1)), expand(rest, x.shape), nothing))
     # Each branch reads ``rest`` only in its own slices (1 elsewhere), and beside one zero a
@@ -154,6 +156,23 @@ def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     two_zeros = where(zero, where(two, rest, one) * (zeros_sum - x), nothing)
     return where(none, where(none, rest, one) / safe,
                  where(eq(n_zero, 1), one_zero, where(two, two_zeros, nothing)))
+
+
+def _torch_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """PyTorch's value where a zero is in the input: the products before and after each
+    element, no division, so an inf or NaN reaches the others (0 * inf = NaN); the whole
+    product's, with two zeros or more, 0 (``dims``: one, or all, as PyTorch's prod)."""
+    from ember.ops.join import cat, flip  # (join and shape import this module)
+    from ember.ops.shape import narrow, reshape
+
+    if len(dims) == x.ndim:  # (the whole product's rule, also for a vector's dim 0)
+        if eq(x, 0).sum().item() > 1:
+            return zeros_like(x)
+        return reshape(_torch_others(reshape(x, (-1, 1)), (0,)), x.shape)
+    d, n = dims[0], x.shape[dims[0]]
+    one = ones_like(narrow(x, d, 0, 1))
+    before = cumprod(cat([one, narrow(x, d, 0, n - 1)], d), d)
+    return before * flip(cumprod(cat([one, flip(narrow(x, d, 1, n - 1), d)], d), d), d)
 
 
 class Extremum(Reduction):
