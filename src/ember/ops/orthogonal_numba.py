@@ -3,10 +3,12 @@ only when :func:`ember.backend.compiled.numba_enabled`; chosen by
 :mod:`ember.ops.orthogonal_polynomials`, whose NumPy twin steps all elements together, one
 degree a step: ~12 µs a degree, 2 minutes for ``laguerre_polynomial_l(x, 10**7)``, where this
 loop takes ~10 ns a degree, as PyTorch's). Each step is the twin's expression in its order, so
-the bits are the same; an element stops early once NaN (the recurrence keeps it NaN).
+the bits are the same.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ember.backend.compiled import njit
 
@@ -44,12 +46,18 @@ def _step(family, k, y, p, q):
 
 @njit("void(int64, float64[::1], int64[::1], float64[::1])")
 def recurrence(family, y, n, out):
-    """``out[i] = P_n[i](y[i])`` for degrees ``n >= 2``."""
-    for i in range(y.size):
-        yi = y[i]
-        p, q = 1.0, _first(family, yi)
-        for k in range(2, n[i] + 1):
-            p, q = q, _step(family, k, yi, p, q)
-            if q != q:
-                break
-        out[i] = q
+    """``out[i] = P_n[i](y[i])`` for degrees ``n >= 2`` sorted ascending: one degree a pass
+    over the elements still below their own degree (a suffix), as the twin steps."""
+    size = y.size
+    p = np.ones(size)
+    q = np.empty(size)
+    for i in range(size):
+        q[i] = _first(family, y[i])
+    start, k = 0, 1  # q is P_k, p is P_(k-1)
+    while start < size:
+        while start < size and n[start] <= k:
+            out[start] = q[start]
+            start += 1
+        k += 1
+        for i in range(start, size):
+            p[i], q[i] = q[i], _step(family, k, y[i], p[i], q[i])

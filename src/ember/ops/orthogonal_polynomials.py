@@ -122,23 +122,26 @@ def polynomial_array(kind: str, x: np.ndarray, n: np.ndarray,
     return np.where(n < 0, 0.0, out)
 
 
+_KERNEL_UP_TO = 4096  # elements: numba's loop below, NumPy's steps above (as fast there)
 _NAN_CHECK_EVERY = 64  # steps between drops of the elements whose recurrence has become NaN
 
 
 def _recurrence(family: str, y: np.ndarray, n: np.ndarray) -> np.ndarray:
     """``P_n(y)`` for degrees ``n >= 2`` by the three-term recurrence: numba's loop
-    (:mod:`ember.ops.orthogonal_numba`), or its NumPy twin here, where elements leave as they
-    reach their own degree (sorted by it, the live ones are a suffix) or turn NaN (which the
-    recurrence keeps), so the steps are as many as the largest degree, not it times the count
-    (but each costs ~12 µs)."""
-    module = compiled.load(_KERNELS) if compiled.numba_enabled() else None
+    (:mod:`ember.ops.orthogonal_numba`) for up to ``_KERNEL_UP_TO`` elements, else its NumPy
+    twin here, where elements leave as they reach their own degree (sorted by it, the live ones
+    are a suffix) or turn NaN (which the recurrence keeps), so the steps are as many as the
+    largest degree, not it times the count. A NumPy step costs ~12 µs, a few elements' worth
+    of numba's (~4 ns an element, not vectorized): beyond the gate NumPy's is as fast."""
+    order = np.argsort(n, kind="stable")
+    few = y.size <= _KERNEL_UP_TO
+    module = compiled.load(_KERNELS) if few and compiled.numba_enabled() else None
     if module is not None:
-        out = np.empty_like(y)
-        module.recurrence(FAMILY_CODES[family], np.ascontiguousarray(y),
-                          np.ascontiguousarray(n), out)
+        out, sorted_out = np.empty_like(y), np.empty_like(y)
+        module.recurrence(FAMILY_CODES[family], y[order], n[order], sorted_out)
+        out[order] = sorted_out
         return out
     first, step = _FAMILIES[family]
-    order = np.argsort(n, kind="stable")
     y, n, where = y[order], n[order], order
     out = np.empty_like(y)
     p, q = np.ones_like(y), first(y)
