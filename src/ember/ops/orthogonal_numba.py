@@ -1,9 +1,8 @@
-"""The orthogonal polynomials' three-term recurrence as one numba loop per element (imported
-only when :func:`ember.backend.compiled.numba_enabled`; chosen by
-:mod:`ember.ops.orthogonal_polynomials`, whose NumPy twin steps all elements together, one
-degree a step: ~12 µs a degree, 2 minutes for ``laguerre_polynomial_l(x, 10**7)``, where this
-loop takes ~10 ns a degree, as PyTorch's). Each step is the twin's expression in its order, so
-the bits are the same.
+"""The orthogonal polynomials' three-term recurrence as one numba loop (imported only when
+:func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.orthogonal_polynomials`
+for up to a few thousand elements). Its NumPy twin takes ~12 µs a degree, 2 minutes for
+``laguerre_polynomial_l(x, 10**7)``, where this loop takes ~20 ns a degree for a few elements,
+as PyTorch's. Each step is the twin's expression in its order, so the bits are the same.
 """
 
 from __future__ import annotations
