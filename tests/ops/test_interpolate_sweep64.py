@@ -34,3 +34,36 @@ def test_half_bilinear_is_bitwise_torch_values_and_gradient(dtype, align_corners
     got.backward(ember.from_numpy(g).to(got.dtype))
     np.testing.assert_allclose(got_x.grad.float().numpy(), want_x.grad.float().numpy(),
                                rtol=1e-2, atol=1e-2)
+
+
+NO_OPS = [
+    ("interpolate", {"size": (3, 5)}),
+    ("interpolate", {"size": (3, 5), "mode": "bilinear"}),
+    ("interpolate", {"scale_factor": 1.0, "mode": "bicubic"}),
+    ("interpolate", {"size": (3, 5), "mode": "nearest-exact"}),
+    ("interpolate", {"size": (3, 5), "mode": "bilinear", "antialias": True}),
+    ("pixel_shuffle", {"upscale_factor": 1}),
+    ("pixel_unshuffle", {"downscale_factor": 1}),
+    ("channel_shuffle", {"groups": 1}),
+    ("channel_shuffle", {"groups": 4}),
+    ("unfold", {"kernel_size": 1}),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", NO_OPS)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_a_resize_or_shuffle_that_moves_nothing_returns_a_new_writable_tensor(
+        name, kwargs, channels_last):
+    # as PyTorch's: Ember returned the input itself or a view of it (an in-place op on the
+    # result changed the input), and unfold's one-element windows a read-only view
+    x = ember.randn(2, 4, 3, 5)
+    t = torch.from_numpy(x.numpy())
+    if channels_last:
+        x = x.contiguous(memory_format=ember.channels_last)
+        t = t.contiguous(memory_format=torch.channels_last)
+    before = x.clone()
+    got, want = getattr(F, name)(x, **kwargs), getattr(TF, name)(t, **kwargs)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert tuple(got.stride()) == want.stride()
+    got.add_(1)
+    np.testing.assert_array_equal(x.numpy(), before.numpy())

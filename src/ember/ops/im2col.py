@@ -199,6 +199,12 @@ def _numba_fold(xp: Any, cols: Any, output_size: tuple, kernel: tuple, dilation:
     return out.transpose(0, 3, 1, 2)
 
 
+def _owned(a: Any) -> Any:
+    """``a``, copied where reshaping the read-only windows view made no copy (windows of one
+    element each): a new writable array, which may not share the input's memory."""
+    return a if getattr(a.flags, "writeable", True) else a.copy()
+
+
 @primitive
 class Unfold(Primitive):
     """im2col: (N, C, *spatial) → (N, C·∏kernel_size, L), L the number of windows."""
@@ -220,9 +226,9 @@ class Unfold(Primitive):
                            channels_last=True)
             nd = len(kernel_size)
             view = view.transpose((0, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd), 1))
-            return view.reshape(n, prod(counts), rows)
+            return _owned(view.reshape(n, prod(counts), rows))
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
-        return view.reshape(n, rows, prod(counts))
+        return _owned(view.reshape(n, rows, prod(counts)))
 
     def infer(self, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
         if len(x.shape) != 2 + len(kernel_size):

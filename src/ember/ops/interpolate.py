@@ -3,18 +3,17 @@ trilinear, area) and its deprecated names ``upsample``, ``upsample_bilinear`` an
 ``upsample_nearest``.
 
 Every mode is separable, so each spatial axis is resampled in turn by one linear primitive
-pair: ``resample`` (output position o reads a weighted sum of a few taps ``x[index_o]``:
-one for the nearest modes, ``(1 - λ_o)·x[left_o] + λ_o·x[right_o]`` for linear ones, four
+pair: ``resample`` (output position o reads a weighted sum of a few taps ``x[index_o]``: one
+for the nearest modes, ``(1 - λ_o)·x[left_o] + λ_o·x[right_o]`` for linear ones, four
 cubic-convolution taps for bicubic, with PyTorch's source coordinates computed in the input's
-precision, float32 for float16/bfloat16 as PyTorch's opmath) and ``resample_transpose``
-(its adjoint). Each is the other's vjp, so every derivative order works. The adjoint is one
-numba pass (:mod:`ember.ops.resample_numba`) where numba runs; its NumPy twin uses that each
-tap's source indices grow with o and sums contiguous runs with one ``add.reduceat`` per tap
-instead of a scatter-add. ``area`` is adaptive average pooling. uint8 images resized
-bilinear, bicubic or lanczos go through ``resample_uint8``, PyTorch's fixed-point (PIL-style)
-arithmetic, width first, so the bytes equal PyTorch's: one numba pass per axis where numba
-runs (int32 sums over whole rows; the width pass on transposed rows), else array ops per
-tap.
+precision, float32 for float16/bfloat16 as PyTorch's opmath) and ``resample_transpose`` (its
+adjoint). Each is the other's vjp, so every derivative order works. The adjoint is one numba
+pass (:mod:`ember.ops.resample_numba`) where numba runs; its NumPy twin uses that each tap's
+source indices grow with o and sums contiguous runs with one ``add.reduceat`` per tap instead
+of a scatter-add. ``area`` is adaptive average pooling. uint8 images resized bilinear, bicubic
+or lanczos go through ``resample_uint8``, PyTorch's fixed-point (PIL-style) arithmetic, width
+first, so the bytes equal PyTorch's: one numba pass per axis where numba runs (int32 sums over
+whole rows; the width pass on transposed rows), else array ops per tap.
 """
 
 from __future__ import annotations
@@ -546,6 +545,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
             scale = None  # (ratio s / o: i // 2)
         y = apply(Resample, y, axis=first + i, size=s, out=o, scale=scale, mode=kind,
                   align_corners=bool(align_corners))
+    y = y.clone() if y is input or y is moved else y  # (none resized: a new tensor, as torch)
     return (y if moved is None else channels_back(y)).to(rounded or y.dtype)
 
 

@@ -24,6 +24,13 @@ def _factor(op: str, name: str, value: int) -> int:
     return r
 
 
+def _fresh(out: Tensor, input: Tensor) -> Tensor:
+    """``out``, or a copy of it where it is a view of ``input`` (a factor or group count that
+    moves nothing): as PyTorch's, the result never shares the input's memory."""
+    base = input if input._base is None else input._base
+    return out.clone() if out._base is base else out
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(…, C·r², H, W) → (…, C, H·r, W·r).
 
@@ -39,11 +46,11 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     if format_of(input) is channels_last:
         x = input.permute(0, 2, 3, 1).reshape((lead[0], h, w, c // (r * r), r, r))
         x = x.permute(0, 1, 4, 2, 5, 3).reshape((lead[0], h * r, w * r, c // (r * r)))
-        return x.permute(0, 3, 1, 2)
+        return _fresh(x.permute(0, 3, 1, 2), input)
     n = len(lead)
     x = input.reshape((*lead, c // (r * r), r, r, h, w))
     order = tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)
-    return x.permute(order).reshape((*lead, c // (r * r), h * r, w * r))
+    return _fresh(x.permute(order).reshape((*lead, c // (r * r), h * r, w * r)), input)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -61,11 +68,11 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     if format_of(input) is channels_last:
         x = input.permute(0, 2, 3, 1).reshape((lead[0], h // r, r, w // r, r, c))
         x = x.permute(0, 1, 3, 5, 2, 4).reshape((lead[0], h // r, w // r, c * r * r))
-        return x.permute(0, 3, 1, 2)
+        return _fresh(x.permute(0, 3, 1, 2), input)
     n = len(lead)
     x = input.reshape((*lead, c, h // r, r, w // r, r))
     order = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
-    return x.permute(order).reshape((*lead, c * r * r, h // r, w // r))
+    return _fresh(x.permute(order).reshape((*lead, c * r * r, h // r, w // r)), input)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
@@ -88,10 +95,10 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     if moved is not None:
         *lead, c = moved.shape
         x = moved.reshape((*lead, g, c // g)).transpose(-1, -2)
-        return channels_back(x.reshape(tuple(moved.shape)))
+        return _fresh(channels_back(x.reshape(tuple(moved.shape))), input)
     n, c, *rest = input.shape
     x = input.reshape((n, g, c // g, *rest))
-    return x.transpose(1, 2).reshape(tuple(input.shape))
+    return _fresh(x.transpose(1, 2).reshape(tuple(input.shape)), input)
 
 
 # PyTorch's name for its kernel of the same op
