@@ -67,3 +67,17 @@ def test_a_resize_or_shuffle_that_moves_nothing_returns_a_new_writable_tensor(
     assert tuple(got.stride()) == want.stride()
     got.add_(1)
     np.testing.assert_array_equal(x.numpy(), before.numpy())
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_uint8_resize_to_the_same_size_returns_a_new_tensor(mode, channels_last):
+    x = ember.from_numpy(np.arange(60, dtype=np.uint8).reshape(1, 2, 5, 6))
+    if channels_last:
+        x = x.contiguous(memory_format=ember.channels_last)
+    before = x.clone()
+    got = F.interpolate(x, size=(5, 6), mode=mode)
+    want = TF.interpolate(torch.from_numpy(x.numpy()), size=(5, 6), mode=mode)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got.add_(1)
+    np.testing.assert_array_equal(x.numpy(), before.numpy())

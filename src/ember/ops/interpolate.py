@@ -456,8 +456,7 @@ class ResampleUint8(Primitive):
 
 def _resize_uint8(input: Tensor, out: tuple[int, ...], scales: tuple, kind: str,
                   align_corners: bool, antialias: bool) -> Tensor:
-    """A uint8 image resized as PyTorch does: width first, then height (each rounded to uint8
-    in turn), an axis whose size stays skipped; a channels-last image stays channels-last."""
+    """A uint8 image resized as PyTorch's: width, then height (each rounded), kept sizes skipped."""
     moved = pixels_first(input)  # (H and W are axes 1 and 2 then)
     y, shift = (input, 0) if moved is None else (moved, 1)
     for axis in (3, 2):
@@ -466,6 +465,7 @@ def _resize_uint8(input: Tensor, out: tuple[int, ...], scales: tuple, kind: str,
             y = apply(ResampleUint8, y, axis=axis - shift, size=size, out=o,
                       scale=scales[axis - 2], kind=kind, align_corners=align_corners,
                       antialias=antialias)
+    y = y.clone() if y is input or y is moved else y  # (none resized: a new tensor, as torch)
     return y if moved is None else channels_back(y)
 
 
