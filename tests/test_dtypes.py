@@ -159,12 +159,10 @@ def test_a_tensor_given_as_a_dtype_is_a_dtype_error_with_a_hint(make):
         ember.zeros(2, dtype=make(ember))
 
 
-def test_promote_types_refuses_a_non_dtype_as_torch_and_reads_names():
+def test_promote_types_refuses_a_non_dtype_as_torch():
     # (before: promote_types("float32", ember.int64) raised a bare AttributeError)
-    assert ember.promote_types("float32", ember.int64) is ember.float32
-    assert ember.promote_types(np.float16, ember.int8) is ember.float16
     for args, name in [((ember.float32, 3), "type2"), ((None, ember.int8), "type1"),
-                       ((ember.ones(1), ember.int8), "type1")]:
+                       (("float32", ember.int8), "type1"), ((ember.ones(1), ember.int8), "type1")]:
         with pytest.raises(TypeError, match=f"promote_types\\(\\): argument '{name}'"):
             ember.promote_types(*args)
         with pytest.raises(TypeError):

@@ -299,15 +299,12 @@ def promote_types(a: DType, b: DType) -> DType:
 
 
 def _dtype_argument(x: object, name: str) -> DType:
-    """``promote_types``'s argument ``name`` read as a dtype, else a DTypeError (a TypeError, as
-    PyTorch's) naming it (a name or a NumPy dtype reads, as ``can_cast`` reads them)."""
-    try:
-        if x is None:
-            raise DTypeError("got None")
-        return to_dtype(x)
-    except DTypeError as exc:
-        raise DTypeError(f"promote_types(): argument '{name}' must be a dtype (e.g. "
-                         f"ember.float32): {exc}") from None
+    """``promote_types``'s argument ``name`` if a dtype, else a DTypeError (a TypeError, as
+    PyTorch's) naming it (a name, a PyTorch or NumPy dtype too: PyTorch takes only its own)."""
+    if isinstance(x, DType):
+        return x
+    raise DTypeError(f"promote_types(): argument '{name}' must be an ember.dtype, not "
+                     f"{_what(x)}")
 
 
 @cache
