@@ -249,12 +249,14 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         weights = [self._params(layer, d) for layer in range(self.num_layers)
                    for d in range(directions)]
-        for k, ws in enumerate(weights):
-            if ws[0] is None or ws[1] is None:
-                missing = ("weight_ih" if ws[0] is None else "weight_hh") + \
-                    f"_l{k // directions}" + ("_reverse" if k % directions else "")
-                raise ArgumentTypeError(f"{name}: {missing} is None; each layer and direction "
-                                        "needs its weight_ih and weight_hh tensors")
+        # every weight a layer names is a tensor (bias=False names no biases; the dynamic
+        # quantized layers, which borrow _run, keep theirs inside their projections)
+        for names, ws in zip(getattr(self, "_all_weights", ()), weights):
+            given = dict(zip(_WEIGHT_NAMES, ws))
+            for n in names:
+                if given[n.rsplit("_l", 1)[0]] is None:
+                    raise ArgumentTypeError(f"{name}: {n} is None; each layer and direction "
+                                            f"needs all its weights ({', '.join(names)})")
         x, h_n, c_n = run_layers(self._cell(), data, sizes, hx, cx, weights, self.num_layers,
                                  self.bidirectional, self.dropout, self.training,
                                  lowered_whole(self._cell(), packed, weights))

@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember.errors import ArgumentError, ShapeError
+from ember.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ShapeError,
+    refuse_non_tensor,
+    type_name,
+)
 from ember.ops.linear import linear
 from ember.ops.rnn_gates import gru_gates, lstm_gates
 from ember.tensor import Tensor
@@ -48,22 +54,42 @@ def _check_cell(op: str, input: Tensor, states: Sequence[Tensor], w_ih: Tensor,
                 w_hh: Tensor) -> None:
     """PyTorch's checks of a cell function's operands: batches only (the ``*Cell`` modules
     add the dimension), ``w_ih``'s input size, and each state of the input's batch and
-    ``w_hh``'s hidden size (a state of batch 1 would broadcast silently)."""
-    if input.ndim != 2 or any(s.ndim != 2 for s in states):
-        shapes = ", ".join(str(tuple(s.shape)) for s in states)
+    ``w_hh``'s hidden size (a state of batch 1 would broadcast silently). Each shape is read
+    once (a ``shape`` builds a new Size)."""
+    try:
+        x, shapes = input.shape, [s.shape for s in states]
+        n_in, n_h = w_ih.shape[-1], w_hh.shape[-1]
+    except AttributeError:
+        _refuse_non_tensors(op, input, states, w_ih, w_hh)
+        raise
+    if len(x) != 2 or len(shapes[0]) != 2 or len(shapes[-1]) != 2:  # (one state or two)
         raise ShapeError(f"{op}: expected a batched 2-D input and hidden state, got shapes "
-                         f"{tuple(input.shape)} and {shapes}. Hint: unsqueeze(0) adds the "
-                         "batch dimension")
-    if input.shape[1] != w_ih.shape[-1]:
-        raise ShapeError(f"{op}: input has inconsistent input_size: got {input.shape[1]} "
-                         f"expected {w_ih.shape[-1]} (w_ih is {tuple(w_ih.shape)})")
-    for i, s in enumerate(states):
-        if s.shape[0] != input.shape[0]:
-            raise ShapeError(f"{op}: Input batch size {input.shape[0]} doesn't match "
-                             f"hidden{i} batch size {s.shape[0]}")
-        if s.shape[1] != w_hh.shape[-1]:
-            raise ShapeError(f"{op}: hidden{i} has inconsistent hidden_size: got "
-                             f"{s.shape[1]}, expected {w_hh.shape[-1]}")
+                         f"{tuple(x)} and {', '.join(str(tuple(s)) for s in shapes)}. Hint: "
+                         "unsqueeze(0) adds the batch dimension")
+    if x[1] != n_in:
+        raise ShapeError(f"{op}: input has inconsistent input_size: got {x[1]} expected {n_in} "
+                         f"(w_ih is {tuple(w_ih.shape)})")
+    for i, s in enumerate(shapes):
+        if s[0] != x[0]:
+            raise ShapeError(f"{op}: Input batch size {x[0]} doesn't match hidden{i} batch size "
+                             f"{s[0]}")
+        if s[1] != n_h:
+            raise ShapeError(f"{op}: hidden{i} has inconsistent hidden_size: got {s[1]}, "
+                             f"expected {n_h}")
+
+
+def _refuse_non_tensors(op: str, input: Any, states: Sequence[Any], w_ih: Any,
+                        w_hh: Any) -> None:
+    """The TypeError naming ``op`` and the argument for a None or other plain value where a
+    cell function takes a tensor (the error path of :func:`_check_cell`)."""
+    labels = ["hx[0]", "hx[1]"] if len(states) == 2 else ["hx"]
+    for label, value in (("input", input), *zip(labels, states), ("w_ih", w_ih),
+                         ("w_hh", w_hh)):
+        if value is None and label.startswith("hx"):
+            raise ArgumentTypeError(f"{op}(): argument '{label}' must be Tensor, not NoneType. "
+                                    "Hint: the cell functions take no default state; pass "
+                                    "zeros of shape (batch, hidden_size)")
+        refuse_non_tensor(op, label, value)
 
 
 def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
@@ -102,8 +128,13 @@ def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor,
         >>> c
         tensor([[0.5000, 0.5000, 0.5000]])
     """
-    if len(hx) != 2:
-        raise ArgumentError(f"lstm_cell: expected hx to have 2 elements (h, c), got {len(hx)}")
+    try:
+        n = len(hx)
+    except TypeError:
+        raise ArgumentTypeError(f"lstm_cell(): argument 'hx' must be a tuple of Tensors (h, c), "
+                                f"not {type_name(hx)}") from None
+    if n != 2:
+        raise ArgumentError(f"lstm_cell: expected hx to have 2 elements (h, c), got {n}")
     _check_cell("lstm_cell", input, hx, w_ih, w_hh)
     h, c = lstm_step(linear(input, w_ih, b_ih), hx[0], hx[1], w_hh, b_hh)
     return h, c
