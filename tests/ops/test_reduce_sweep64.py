@@ -96,3 +96,18 @@ def test_prod_gradient_beside_zeros_and_nonfinite_values_as_torch(rows, dim):
     want.backward(g)
     got.backward(_e(g))
     np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("row", [[2.0, _INF, 0.0, 3.0], [_NAN, 0.0, 2.0, 3.0],
+                                 [3.0, 0.0, _INF, 2.0], [1.0, 2.0, 0.0, _NAN, 0.0]])
+def test_cumprod_gradient_before_a_zero_ignores_what_follows_it_as_torch(row):
+    # (before the first zero ember summed g * out over the whole fiber: out's 0 * inf = NaN
+    # after the zero made the gradient NaN where torch's is finite or inf)
+    t = torch.tensor([row, row[::-1]], dtype=torch.float64, requires_grad=True)
+    x = ember.tensor(t.detach().numpy(), requires_grad=True)
+    g = torch.linspace(-1.0, 2.0, t.numel(), dtype=torch.float64).reshape(t.shape)
+    for dim in (1, 0):
+        t.grad = x.grad = None
+        torch.cumprod(t, dim).backward(g)
+        ember.cumprod(x, dim).backward(_e(g))
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)

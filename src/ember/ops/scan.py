@@ -11,7 +11,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.dtypes import DType
-from ember.ops.compare import eq, isfinite, logical_and, logical_or
+from ember.ops.compare import eq, isfinite, logical_and, logical_not, logical_or
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone
 from ember.ops.creation import ones_like, zeros_like
@@ -83,13 +83,27 @@ class CumProd(Holomorphic, Primitive):
         x, dim = ctx.inputs[0], ctx.params["dim"]
         if x.shape[dim] == 1:  # (the identity: 1 also at a NaN or inf, as PyTorch)
             return g
+        plain = not (GRAD.enabled or DISPATCH.stack)  # (else create_graph, or a transform)
+        w = g * ctx.out
+        if plain and not eq(x, 0).any().item():  # (no zero: the quotient alone, as torch)
+            return apply(CumSum, w, dim=dim, reverse=True) / x
         before, first, safe_x, skip_first = _zero_split(x, dim)
-        before_part = apply(CumSum, g * ctx.out, dim=dim, reverse=True) / safe_x
-        at_first = apply(CumSum, g * skip_first, dim=dim, reverse=True)
-        if GRAD.enabled or DISPATCH.stack:  # (create_graph, or a transform: the costly form)
-            after = _after_first_zero(x, g, dim, first, at_first)
-        else:  # (its value: 0)
-            after = zeros_like(x)
+        if plain:  # (torch's values beside an inf or NaN: the products from the first zero
+            # on left out of w (their 0 * inf = NaN too); at that zero the product before it
+            # factored out (inf * 0.7, not NaN), the terms after a second zero left out
+            w = where(before, w, zeros_like(w))
+            zero = eq(x, 0)
+            zeros_so_far = apply(CumSum, cast(zero, dtypes.int64), dim=dim, reverse=False)
+            upto = logical_or(eq(zeros_so_far, 1), logical_and(zero, eq(zeros_so_far, 2)))
+            tail = apply(CumProd, where(logical_and(upto, logical_not(first)), x,
+                                        ones_like(x)), dim=dim)  # the x's after the zero
+            at_first = skip_first * apply(CumSum, where(upto, g * tail, zeros_like(x)),
+                                          dim=dim, reverse=True)
+        else:
+            at_first = apply(CumSum, g * skip_first, dim=dim, reverse=True)
+        before_part = apply(CumSum, w, dim=dim, reverse=True) / safe_x
+        # after the first zero: 0, in the costly form where second derivatives need it
+        after = zeros_like(x) if plain else _after_first_zero(x, g, dim, first, at_first)
         return where(before, before_part, where(first, at_first, after))
 
     def jvp(self, ctx, da):
