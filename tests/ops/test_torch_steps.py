@@ -87,3 +87,25 @@ def test_reciprocal_and_rsqrt_gradients_round_as_torch(dtype):
                       for out in (x.reciprocal(), 2.0 / x, x.rsqrt())])
     for want, got in zip(*grads):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("n", [16, 1023, 5000])
+def test_half_floor_divide_matches_torch_on_both_paths(dtype, n):
+    # (below 1024 elements NumPy's result stands for small quotients and the rest take the
+    # steps; from 1024 all do, in float32 rounded after each): zeros, infinities, NaN,
+    # subnormals, quotients near the cut (256, 32) and past the half range
+    rng = np.random.default_rng(n)
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 6e-8]
+    b = np.concatenate([rng.standard_normal(n) * rng.choice([1e-4, 1.0, 100.0], n),
+                        rng.choice(specials, n)])
+    q = rng.uniform(-400, 400, 2 * n)
+    a = np.concatenate([q[:n] * b[:n] * (1 + rng.standard_normal(n) * 1e-3),
+                        rng.choice(specials + [7e4, -3e38], n)])
+    keep = rng.permutation(2 * n)[:n]
+    ta, tb = (torch.tensor(v[keep]).to(getattr(torch, dtype)) for v in (a, b))
+    ea, eb = (ember.tensor(v[keep]).to(getattr(ember, dtype)) for v in (a, b))
+    w, g = (ta // tb).double().numpy(), (ea // eb).to(ember.float64).numpy()
+    np.testing.assert_array_equal(g, w)
+    real = ~np.isnan(w)
+    np.testing.assert_array_equal(np.signbit(g[real]), np.signbit(w[real]))
