@@ -31,9 +31,10 @@ _DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float
 
 def spaced_dtype(op: str, start: Any, end: Any, dtype: Any, steps: int) -> DType:
     """``linspace``'s and ``logspace``'s dtype: ``dtype``, else the default dtype (its complex
-    form for a complex end, a number or a tensor); the ends must be numbers or 0-d tensors,
-    and those that ``steps`` points reach (``start`` from one, ``end`` from two) must fit the
-    dtype (PyTorch's overflow check: 300 in uint8 is refused, not wrapped).
+    form for a complex end, a number or a tensor), bool for at most one point; the ends must
+    be numbers or 0-d tensors, and those that ``steps`` points reach (``start`` from one,
+    ``end`` from two) must fit the dtype (PyTorch's overflow check: 300 in uint8 is refused,
+    not wrapped).
 
     Example:
         >>> spaced_dtype("linspace", ember.tensor(1j), 3, None, 5)
@@ -56,7 +57,8 @@ def spaced_dtype(op: str, start: Any, end: Any, dtype: Any, steps: int) -> DType
     else:
         default = dtypes.get_default_dtype()
         dt = default.to_complex() if complex_ends else default
-    refuse_bool(op, dt)
+    if steps > 1:  # (PyTorch fills zero or one point in bool; its kernel spaces none)
+        refuse_bool(op, dt)
     for v in (start, end):
         check_number_int(op, v)  # (2**64 is refused even where no point is made)
     for v in (start, end)[:steps]:
