@@ -29,7 +29,8 @@ HALF_ARRAYS = (np.dtype(np.float16), _BFLOAT16)
 def pow_shortcut(xp: Any, a: Any, exponent: float) -> Any:
     """``a ** exponent`` for an exponent of ``POW_SHORTCUTS`` as PyTorch's float32, float64
     and bfloat16 kernels compute it (float16's use pow): sqrt and 1/sqrt (so (-0) ** -0.5 is
-    -inf and (-inf) ** 0.5 NaN; bfloat16's rounded once), ``x * x * x`` and ``1 / (x * x)``
+    -inf and (-inf) ** 0.5 NaN; bfloat16's rounded once, but in its loop's scalar steps 1 / sqrt
+    rounds the root first: :func:`_scalar_loop`), ``x * x * x`` and ``1 / (x * x)``
     (each step rounded: power's one rounding was an ulp off at times).
 
     Example:
@@ -41,7 +42,46 @@ def pow_shortcut(xp: Any, a: Any, exponent: float) -> Any:
         return square * a if exponent == 3 else 1 / square
     wide = a.astype(np.float32) if a.dtype == _BFLOAT16 else a
     root = xp.sqrt(wide) if exponent == 0.5 else rsqrt_array(xp, wide)
-    return root.astype(a.dtype, copy=False)
+    root = root.astype(a.dtype, copy=False)
+    if exponent == -0.5 and a.dtype == _BFLOAT16 and a.size < _GRAIN:
+        root = xp.asarray(root)  # (a 0-d array's root is a scalar)
+        if a.flags.c_contiguous:  # (the last n % 64 elements: see _scalar_loop)
+            twice, wide, out = slice(a.size - a.size % _VECTOR, None), wide.ravel(), root.ravel()
+        else:
+            twice, out = _scalar_loop(a), root
+        rounded = xp.sqrt(wide[twice]).astype(_BFLOAT16).astype(np.float32)
+        out[twice] = (1 / rounded).astype(_BFLOAT16)  # (its 1 / sqrt rounds the root first)
+    return root
+
+
+_VECTOR = 64  # bfloat16 elements a vectorized step of PyTorch's unary loops takes
+_GRAIN = 32768  # elements from which PyTorch splits a loop among its threads (each its tail)
+
+
+def _scalar_loop(a: Any) -> Any:
+    """Where PyTorch's elementwise loop over ``a`` runs its scalar code: it runs the dimension
+    ``a``'s memory is contiguous along (coalesced with those outside it that continue it; all
+    of a dense array, in memory order) in vector steps of ``_VECTOR`` and the rest of each
+    run one element at a time; a run not contiguous is all scalar.
+
+    Example:
+        >>> _scalar_loop(np.zeros((2, 70))[:, :66]).nonzero()[1].tolist()
+        [64, 65, 64, 65]
+    """
+    order = np.argsort([-abs(st) for st in a.strides], kind="stable")
+    dense = a.transpose(order)
+    if dense.flags.c_contiguous:  # (one run over the memory)
+        n = a.size
+        flat = np.arange(n) >= n - n % _VECTOR
+        return flat.reshape(dense.shape).transpose(np.argsort(order))
+    if a.strides[-1] != a.itemsize:
+        return np.ones(a.shape, bool)
+    run = a.shape[-1]
+    for d in range(a.ndim - 2, -1, -1):
+        if a.strides[d] != run * a.itemsize:
+            break
+        run *= a.shape[d]
+    return (np.arange(a.size) % run >= run - run % _VECTOR).reshape(a.shape)
 
 
 # quotients below which NumPy's once-rounded float32 floor division is the half dtype's
