@@ -351,3 +351,18 @@ def test_polynomial_of_a_large_degree_is_torchs(name):
     got = getattr(ember.special, name)(ember.tensor(x, dtype=ember.float64), 10**5)
     want = getattr(torch.special, name)(torch.tensor(x, dtype=torch.float64), 10**5)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9)
+
+
+def test_zeta_keeps_the_low_bits_of_a_q_just_below_an_integer():
+    # f = 1 - (q + n) lost q's low bits where q + 1 rounds: zeta(2, -1e-9) was 1.0000000566e18
+    # (torch 9.999999999999999e17), 4e-5..3e-4 off at q = -1e-12; the q-gradient with it
+    q = [-1e-9, -1e-12, -3e-16, -0.25, -2 - 1e-11, -3 + 1e-10]
+    for x in [2.0, 3.0, 4.0, 7.0, 13.0]:
+        tq = torch.tensor(q, dtype=torch.float64, requires_grad=True)
+        want = torch.special.zeta(torch.full((len(q),), x, dtype=torch.float64), tq)
+        want.sum().backward()
+        eq = ember.tensor(q, dtype=ember.float64, requires_grad=True)
+        got = ember.special.zeta(ember.full((len(q),), x, dtype=ember.float64), eq)
+        got.sum().backward()
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(eq.grad.numpy(), tq.grad.numpy(), rtol=1e-12)

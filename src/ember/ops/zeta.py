@@ -5,7 +5,7 @@ until ``w = q + N >= 10``, then the tail ``w^(1-x)/(x-1) + w^-x/2 + sum_j B_2j/(
 x(x+1)…(x+2j-2) w^(-x-2j+1)`` (about 1e-16 relative). The domain is PyTorch's: ``inf`` at
 ``x = 1`` and at the poles ``q = 0, -1, -2, …``; NaN for ``x < 1``, and for ``q < 0`` unless
 ``x`` is an integer (``(k + q)^-x`` is real only then). There the ``n = -floor(q)`` terms
-below 0 are ``(-1)^x (zeta(x, f) - zeta(x, f + n))`` with ``f = 1 - (q + n)``, so a very negative
+below 0 are ``(-1)^x (zeta(x, f) - zeta(x, f + n))`` with ``f = -(q + n - 1)``, so a very negative
 ``q`` costs no more than another (PyTorch sums them one by one). As in PyTorch, the gradient in
 ``q`` is ``-x zeta(x + 1, q)`` and there is none in ``x``.
 """
@@ -73,7 +73,8 @@ def zeta_array(x: np.ndarray, q: np.ndarray) -> np.ndarray:
         r = qi - np.floor(qi)  # q + n in (0, 1), n = -floor(q) terms below 0 where q < 0
         values = _positive(xi, np.where(neg, r, qi))
         if neg.any():  # those n terms are (-(f + m))^-x, m < n, f = 1 - r: two zetas (O(1))
-            xn, f, n = xi[neg], 1 - r[neg], -np.floor(qi[neg])
+            xn, n = xi[neg], -np.floor(qi[neg])
+            f = -(qi[neg] + (n - 1))  # exact (1 - r loses q's low bits where r = q + 1 rounds)
             at_r, at_f, at_fn = values[neg], _positive(xn, f), _positive(xn, f + n)
             # odd x: the terms at r + m and -(f + m) cancel first (exactly where r = f = 1/2)
             values[neg] = np.where(xn % 2 == 1, (at_r - at_f) + at_fn, (at_r + at_f) - at_fn)
