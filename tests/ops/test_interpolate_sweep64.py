@@ -81,3 +81,19 @@ def test_uint8_resize_to_the_same_size_returns_a_new_tensor(mode, channels_last)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     got.add_(1)
     np.testing.assert_array_equal(x.numpy(), before.numpy())
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (3, 4, 5)])
+def test_unfold_of_one_element_windows_is_new_memory_and_differentiable(shape):
+    # the copy is the public op's (the primitive's view serves pooling without one): the
+    # result is writable, apart from the input, contiguous and carries the gradient, as torch's
+    x = ember.randn(*shape, requires_grad=True)
+    t = torch.from_numpy(x.detach().numpy()).requires_grad_()
+    got, want = F.unfold(x, 1), TF.unfold(t, 1)
+    assert tuple(got.stride()) == want.stride()
+    got.backward(ember.ones_like(got))
+    want.backward(torch.ones_like(want))
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    before = x.detach().clone()
+    got.detach().add_(1)
+    np.testing.assert_array_equal(x.detach().numpy(), before.numpy())

@@ -21,6 +21,7 @@ import numpy as np
 
 from ember.backend import compiled, parallel
 from ember.errors import DTypeError, ShapeError, refuse_non_tensor
+from ember.layouts import contiguous_format
 from ember.ops.int_args import as_ints
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
@@ -199,12 +200,6 @@ def _numba_fold(xp: Any, cols: Any, output_size: tuple, kernel: tuple, dilation:
     return out.transpose(0, 3, 1, 2)
 
 
-def _owned(a: Any) -> Any:
-    """``a``, copied where reshaping the read-only windows view made no copy (windows of one
-    element each): a new writable array, which may not share the input's memory."""
-    return a if getattr(a.flags, "writeable", True) else a.copy()
-
-
 @primitive
 class Unfold(Primitive):
     """im2col: (N, C, *spatial) → (N, C·∏kernel_size, L), L the number of windows."""
@@ -226,9 +221,9 @@ class Unfold(Primitive):
                            channels_last=True)
             nd = len(kernel_size)
             view = view.transpose((0, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd), 1))
-            return _owned(view.reshape(n, prod(counts), rows))
+            return view.reshape(n, prod(counts), rows)
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
-        return _owned(view.reshape(n, rows, prod(counts)))
+        return view.reshape(n, rows, prod(counts))
 
     def infer(self, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
         if len(x.shape) != 2 + len(kernel_size):
@@ -379,6 +374,10 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
                     dilation=ntuple(dilation, 2, "unfold", "dilation"),
                     padding=_given_pads("unfold", padding),
                     stride=ntuple(stride, 2, "unfold", "stride"))
+    if not getattr(getattr(out._data, "flags", None), "writeable", True):
+        # one-element windows: the primitive's read-only view of the input (pooling reads it
+        # as is); the public op's result is new writable memory, as PyTorch's
+        out = out.clone(memory_format=contiguous_format)
     return out.reshape(out.shape[1:]) if added else out
 
 
