@@ -55,7 +55,7 @@ class DTypeError(EmberError, TypeError, RuntimeError):
 
 class ArgumentTypeError(EmberError, TypeError, RuntimeError):
     """An argument of the wrong kind: a many-element tensor where a bool or an int belongs, a
-    string where a size does, e.g. ``argsort(): argument 'descending' must be bool, not a
+    string where a size does, e.g. ``sum(): argument 'keepdim' must be bool, not a
     Tensor of shape (2,) int64``. A TypeError as PyTorch's argument parser raises, and a
     RuntimeError as PyTorch's Python code raises for ``bool()`` of such a tensor."""
 
@@ -208,6 +208,22 @@ def not_a_tensor_error(op: str, name: str, value: object, many: bool = False) ->
         message = (f"{op}(): argument '{name}' must be Tensor, not {kind}. Hint: convert it "
                    "with ember.tensor(...) or ember.as_tensor(...)")
     return TypeError(_message_hook(message) if _message_hook is not None else message)
+
+
+def bool_flag(op: str, name: str, value: object) -> bool:
+    """``value`` if it is a Python bool, else PyTorch's TypeError for a flag of ``op`` (a
+    ``set_grad_enabled("no")`` would turn recording on, ``topk(x, 2, largest=0)`` be read
+    as False: PyTorch takes no int, NumPy bool or tensor either).
+
+    Example:
+        >>> bool_flag("sort", "descending", 1)
+        Traceback (most recent call last):
+        ember.errors.ArgumentTypeError: sort(): argument 'descending' must be bool, not int...
+    """
+    if type(value) is not bool:
+        raise ArgumentTypeError(f"{op}(): argument '{name}' must be bool, not "
+                                f"{type_name(value)}. Hint: pass True or False")
+    return value
 
 
 def refuse_non_tensor(op: str, name: str, value: object) -> None:

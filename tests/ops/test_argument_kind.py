@@ -24,8 +24,8 @@ def _both(call):
 @pytest.mark.parametrize("call, match", [
     (lambda m, F: m.ones(3, 4).sum(0, keepdim=m.tensor([1, 2])),
      r"^sum\(\): argument 'keepdim' must be bool, not a Tensor of shape \(2,\) int64"),
-    (lambda m, F: m.argsort(m.ones(3, 4), 0, m.tensor([1, 2])),
-     r"^argsort\(\): argument 'descending' must be bool, not a Tensor of shape \(2,\)"),
+    (lambda m, F: m.logsumexp(m.ones(3, 4), 0, m.tensor([1, 2])),
+     r"^logsumexp\(\): argument 'keepdim' must be bool, not a Tensor of shape \(2,\)"),
     # a tensor made of the argument (p < 0) is found by the argument's annotation
     (lambda m, F: F.dropout(m.ones(3, 4), m.tensor([0.1, 0.2])),
      r"^dropout\(\): argument 'p' must be float, not a Tensor of shape \(2,\) float32"),

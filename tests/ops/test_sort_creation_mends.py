@@ -30,3 +30,53 @@ def test_bool_linspace_and_logspace_of_two_points_stay_refused(op):
         getattr(torch, op)(0, 1, 2, dtype=torch.bool)
     with pytest.raises(ember.errors.DTypeError, match="not implemented for bool"):
         getattr(ember, op)(0, 1, 2, dtype=ember.bool)
+
+
+NOT_BOOLS = [None, 0, 1, 1.0, "yes", np.bool_(True), np.int64(1), "tensor(False)",
+             "tensor([True])"]
+FLAGS = [
+    ("topk", "largest", lambda lib, x, v: lib.topk(x, 2, largest=v)),
+    ("topk", "sorted", lambda lib, x, v: x.topk(2, sorted=v)),
+    ("sort", "descending", lambda lib, x, v: lib.sort(x, 0, v)),
+    ("sort", "descending", lambda lib, x, v: x.sort(descending=v)),
+    ("sort", "stable", lambda lib, x, v: lib.sort(x, stable=v)),
+    ("argsort", "descending", lambda lib, x, v: lib.argsort(x, descending=v)),
+    ("argsort", "stable", lambda lib, x, v: x.argsort(stable=v)),
+    ("kthvalue", "keepdim", lambda lib, x, v: lib.kthvalue(x, 1, 0, v)),
+    ("median", "keepdim", lambda lib, x, v: lib.median(x, 0, keepdim=v)),
+    ("nanmedian", "keepdim", lambda lib, x, v: x.nanmedian(0, keepdim=v)),
+    ("mode", "keepdim", lambda lib, x, v: lib.mode(x, 0, keepdim=v)),
+]
+
+
+@pytest.mark.parametrize("op, name, call", FLAGS)
+@pytest.mark.parametrize("value", NOT_BOOLS, ids=repr)
+def test_sort_flags_take_only_a_python_bool_as_torch(op, name, call, value):
+    # (topk(x, 2, largest=0) gave the smallest, sort(descending=None) sorted ascending:
+    # PyTorch's parser takes no int, float, string, NumPy bool or tensor for a bool argument)
+    def run(lib):
+        x = lib.tensor([3.0, 1.0, 2.0])
+        v = value
+        if isinstance(value, str) and value.startswith("tensor"):
+            v = lib.tensor(False) if value == "tensor(False)" else lib.tensor([True])
+        return call(lib, x, v)
+
+    if op == "sort" and name == "stable" and value is None:  # (sort's stable is bool?)
+        want, got = run(torch), run(ember)
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        return
+    with pytest.raises(TypeError):
+        run(torch)
+    with pytest.raises(ember.errors.ArgumentTypeError, match=f"{op}\\(\\): argument '{name}' "
+                                                            "must be bool"):
+        run(ember)
+
+
+@pytest.mark.parametrize("op, name, call", FLAGS)
+@pytest.mark.parametrize("value", [True, False])
+def test_sort_flags_still_take_true_and_false(op, name, call, value):
+    want = call(torch, torch.tensor([3.0, 1.0, 2.0, 1.0]), value)
+    got = call(ember, ember.tensor([3.0, 1.0, 2.0, 1.0]), value)
+    for w, g in zip(want if isinstance(want, tuple) else (want,),
+                    got if isinstance(got, tuple) else (got,), strict=True):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())

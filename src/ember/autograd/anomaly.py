@@ -12,8 +12,7 @@ import threading
 import traceback
 from typing import Any
 
-from ember.autograd.grad_mode import bool_flag
-from ember.errors import GradError
+from ember.errors import GradError, bool_flag
 
 
 class _AnomalyState(threading.local):

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ember.errors import ArgumentTypeError, type_name
+from ember.errors import bool_flag, type_name
 from ember.version_counter import INFERENCE_ALIVE
 
 
@@ -44,15 +44,6 @@ def request_grad(enabled: bool) -> None:
     context manager object)."""
     GRAD.requested = enabled
     GRAD.enabled = enabled and not GRAD.inference
-
-
-def bool_flag(op: str, name: str, value: Any) -> bool:
-    """``value`` if it is a Python bool, else an ``ArgumentTypeError`` as PyTorch's TypeError
-    (``set_grad_enabled("no")`` would have turned recording on)."""
-    if type(value) is not bool:
-        raise ArgumentTypeError(f"{op}(): argument '{name}' must be bool, not "
-                                f"{type_name(value)}. Hint: pass True or False")
-    return value
 
 
 def is_grad_enabled() -> bool:

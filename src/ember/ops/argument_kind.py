@@ -24,7 +24,7 @@ _SHOWN = {"bool": "bool", "int": "int", "float": "float", "bool | None": "bool",
 def not_a_python_value(value: Any, kind: str, plain: Exception) -> Exception:
     """The error for converting ``value``, a tensor, to a Python ``kind`` ("bool", "int",
     "float", "number"), which it cannot be: ``plain`` (the conversion's own error) outside any
-    op; inside one, e.g. ``argsort(): argument 'descending' must be bool, not a Tensor of
+    op; inside one, e.g. ``sum(): argument 'keepdim' must be bool, not a Tensor of
     shape (2,) int64``.
 
     Example:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import dtypes, return_types
 from ember.autograd.graph import name_node
-from ember.errors import ArgumentTypeError, IndexOutOfRange, ShapeError
+from ember.errors import IndexOutOfRange, ShapeError, bool_flag
 from ember.ops.gather import take_along
 from ember.ops.int_args import as_int
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
@@ -104,14 +104,15 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
         tensor([1, 2, 0])
     """
     dim = normalize_dim(dim, input.ndim, "argsort")
-    return apply(Argsort, input, dim=dim, descending=bool(descending), stable=bool(stable))
+    return apply(Argsort, input, dim=dim, descending=bool_flag("argsort", "descending", descending),
+                 stable=bool_flag("argsort", "stable", stable))
 
 
 @method()
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
-         stable: bool = False) -> return_types.sort:
+         stable: bool | None = False) -> return_types.sort:
     """``(values, indices)``: ``input`` sorted along ``dim`` and where each value came from;
-    the values are differentiable.
+    the values are differentiable. ``stable=None`` is False, as in PyTorch (not argsort's).
 
     Example:
         >>> ember.tensor([3.0, 1.0, 2.0]).sort(descending=True)
@@ -119,9 +120,10 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
         values=tensor([3., 2., 1.]),
         indices=tensor([0, 2, 1]))
     """
-    indices = argsort(input, dim, descending, stable=stable)
-    return return_types.sort(take_along(input, normalize_dim(dim, input.ndim, "sort"), indices),
-                      indices)
+    dim = normalize_dim(dim, input.ndim, "sort")
+    indices = apply(Argsort, input, dim=dim, descending=bool_flag("sort", "descending", descending),
+                    stable=stable is not None and bool_flag("sort", "stable", stable))
+    return return_types.sort(take_along(input, dim, indices), indices)
 
 
 @method()
@@ -151,14 +153,12 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
         indices=tensor([1, 2]))
     """
     no_bool("topk", input)
-    for name, flag in (("largest", largest), ("sorted", sorted)):
-        if flag is None:  # (read as False, largest=None gave the smallest: its default is True)
-            raise ArgumentTypeError(f"topk(): argument '{name}' must be bool, not None. Hint: "
-                                    f"leave it out for its default, True")
+    bool_flag("topk", "largest", largest)
+    bool_flag("topk", "sorted", sorted)
     dim = normalize_dim(dim, input.ndim, "topk")
     _check_k("topk", input, k, dim, 0 if input.ndim else 1)
-    indices = apply(TopkIndices, input, k=as_int(k, "topk", "k"), dim=dim, largest=bool(largest),
-                    sorted=bool(sorted))
+    indices = apply(TopkIndices, input, k=as_int(k, "topk", "k"), dim=dim, largest=largest,
+                    sorted=sorted)
     return return_types.topk(take_along(input, dim, indices), indices)
 
 
@@ -196,6 +196,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ret
         indices=tensor(2))
     """
     no_bool("kthvalue", input)
+    bool_flag("kthvalue", "keepdim", keepdim)
     dim = normalize_dim(dim, input.ndim, "kthvalue")
     _check_k("kthvalue", input, k, dim, 1)
     indices = _kth_indices(input, as_int(k, "kthvalue", "k"), dim)
@@ -249,6 +250,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False
         tensor(2.)
     """
     no_bool("median", input)
+    bool_flag("median", "keepdim", keepdim)
     if dim is None:
         return name_node(median_of_all("median", input, lambda flat: median(flat, 0).values),
                          "MedianBackward0")

@@ -27,6 +27,7 @@ from ember.errors import (
     EmberError,
     IndexOutOfRange,
     ShapeError,
+    bool_flag,
     dtype_name,
 )
 from ember.ops.arithmetic import floor_divide
@@ -358,6 +359,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
         tensor(2.)
     """
     no_bool("nanmedian", input)
+    bool_flag("nanmedian", "keepdim", keepdim)
     if dim is None:
         return name_node(median_of_all("nanmedian", input, lambda flat: nanmedian(flat, 0).values),
                          "NanmedianBackward0")
@@ -388,6 +390,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
         values=tensor(1),
         indices=tensor(5))
     """
+    bool_flag("mode", "keepdim", keepdim)
     d = normalize_dim(dim, input.ndim, "mode")
     if input.ndim == 0:
         return _of_0d(return_types.mode, input, "ModeBackward0")
