@@ -80,3 +80,42 @@ def test_sort_flags_still_take_true_and_false(op, name, call, value):
     for w, g in zip(want if isinstance(want, tuple) else (want,),
                     got if isinstance(got, tuple) else (got,), strict=True):
         np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+FILLS = {
+    "one-element 1-D": (lambda lib: lib.tensor([3.0]), "shape \\(1,\\)"),
+    "one-element 2-D": (lambda lib: lib.tensor([[3]]), "shape \\(1, 1\\)"),
+    "two elements": (lambda lib: lib.tensor([3.0, 4.0]), "shape \\(2,\\)"),
+    "requires grad": (lambda lib: lib.tensor(3.0, requires_grad=True), "requires grad"),
+    "non-leaf": (lambda lib: lib.tensor(3.0, requires_grad=True) * 2, "requires grad"),
+}
+FILLERS = {
+    "full": (lambda lib, fill, dtype: lib.full((2,), fill, dtype=dtype)),
+    "full_like": (lambda lib, fill, dtype: lib.full_like(lib.zeros(2), fill, dtype=dtype)),
+    "new_full": (lambda lib, fill, dtype: lib.zeros(2).new_full((2,), fill, dtype=dtype)),
+}
+
+
+@pytest.mark.parametrize("fill", FILLS, ids=str)
+@pytest.mark.parametrize("op", FILLERS)
+@pytest.mark.parametrize("dtype", [None, "float64"])
+def test_full_refuses_a_fill_tensor_torch_reads_as_no_number(fill, op, dtype):
+    # (a one-element 1-D fill was read as its number, a fill requiring grad filled a tensor
+    # without its graph: PyTorch takes only a 0-d tensor requiring no grad as a number)
+    make, shown = FILLS[fill]
+    with pytest.raises(TypeError, match="must be Number"):
+        FILLERS[op](torch, make(torch), dtype and getattr(torch, dtype))
+    with pytest.raises(ember.errors.ArgumentTypeError,
+                       match=f"{op}\\(\\): argument 'fill_value' must be a number, not .*{shown}"):
+        FILLERS[op](ember, make(ember), dtype and getattr(ember, dtype))
+
+
+@pytest.mark.parametrize("op", FILLERS)
+@pytest.mark.parametrize("dtype", [None, "float64", "int32"])
+def test_full_reads_a_detached_zero_dim_fill_as_its_number(op, dtype):
+    want = FILLERS[op](torch, torch.tensor(3.5, requires_grad=True).detach(),
+                       dtype and getattr(torch, dtype))
+    got = FILLERS[op](ember, ember.tensor(3.5, requires_grad=True).detach(),
+                      dtype and getattr(ember, dtype))
+    assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

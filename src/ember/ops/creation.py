@@ -25,6 +25,7 @@ from ember.errors import (
     DTypeError,
     ShapeError,
     allocation_error,
+    describe,
     is_allocation_failure,
     type_name,
 )
@@ -52,6 +53,7 @@ from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_ove
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
+from ember.ops.public_op import argument_of
 from ember.ops.spaced import evenly_spaced, refuse_bool, spaced_dtype, stepped
 from ember.ops.tensor_data import (
     NUMBERS,
@@ -305,6 +307,25 @@ def empty(*sizes: Any, size: Any = NO_SIZE, dtype: Any = None, device: Any = Non
                  memory_format)
 
 
+def fill_number(value: Tensor) -> Any:
+    """The number a fill tensor stands for, as PyTorch's parser reads a number argument: a 0-d
+    tensor that requires no grad; any other is refused, naming the op and argument (a
+    one-element 1-D tensor filled silently; a fill that requires grad would drop its graph).
+
+    Example:
+        >>> fill_number(ember.tensor(3))
+        3
+    """
+    if value.ndim or value.requires_grad:
+        op, name, _, _ = argument_of(value) or ("full", "fill_value", "", None)
+        what = (f"a Tensor of shape {describe(value.shape, value.dtype)}" if value.ndim else
+                "a 0-d Tensor that requires grad")
+        raise ArgumentTypeError(f"{op}(): argument '{name}' must be a number, not {what}. Hint: "
+                                f"pass {name}.item() (or {name}.expand(size) to keep its "
+                                f"gradient)")
+    return value.item()
+
+
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows it as in PyTorch.
@@ -314,9 +335,8 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
         ember.int64
     """
     check_strided("full", layout)
-    if dtype is None and isinstance(fill_value, Tensor) and not fill_value.ndim:
-        fill_value = fill_value.item()  # (PyTorch reads a 0-d tensor as the number it holds:
-        # an int8 one fills int64, a float64 one the default dtype)
+    if isinstance(fill_value, Tensor):  # (an int8 0-d tensor fills int64, as its number)
+        fill_value = fill_number(fill_value)
     if dtype is None or type(fill_value) not in (int, float, bool):  # (with a dtype too: None
         try:  # made an uninitialised tensor, [5, 6] filled the shape (2,) with 5 and 6)
             inferred = dtypes.number_dtype(fill_value)
@@ -393,7 +413,9 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
               memory_format: memory_format | None = None) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape, dtype, device and layout
     (``memory_format``)."""
-    if not isinstance(fill_value, numbers.Number) and getattr(fill_value, "ndim", 1):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_number(fill_value)
+    elif not isinstance(fill_value, numbers.Number) and getattr(fill_value, "ndim", 1):
         raise not_a_number(fill_value)  # (a sequence would broadcast into input's shape)
     return _like(full_like, fill_value, input, dtype, device, requires_grad, layout,
                  memory_format, fill_value)
