@@ -176,7 +176,7 @@ def test_max_unpool_errors():
 
 def test_other_errors():
     with pytest.raises(ember.DTypeError, match="lp_pool2d: expected a floating"):
-        F.lp_pool2d(ember.ones(1, 1, 4, 4, dtype=ember.int64), 2, 2)
+        F.lp_pool2d(ember.ones(1, 1, 4, 4, dtype=ember.int32), 2, 2)  # (torch's avg_pool too)
     with pytest.raises(ember.ShapeError, match="channel_shuffle: the 6 channels"):
         F.channel_shuffle(ember.ones(1, 6, 2), 4)
     with pytest.raises(ember.ShapeError, match="more than 2 dims"):
@@ -200,3 +200,31 @@ def test_other_errors():
 def test_docstring_examples(module):
     result = doctest.testmod(module, extraglobs={"ember": ember, "F": F})
     assert result.attempted and result.failed == 0
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+@pytest.mark.parametrize("name, shape", [("lp_pool1d", (2, 3, 7)), ("lp_pool2d", (2, 3, 5, 5)),
+                                         ("lp_pool2d", (3, 5, 5)),
+                                         ("lp_pool3d", (1, 2, 4, 4, 5))])
+@pytest.mark.parametrize("p", [1, 2, 3, 3.0])
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_lp_pool_of_integers_is_torch_float32(dtype, name, shape, p, ceil_mode):
+    # torch's composite: an integer power, int64 average pooling (truncated), then a float32
+    # root; Ember refused any non-floating input
+    a = np.random.default_rng(0).integers(-9, 10, shape)
+    t = torch.from_numpy(a).to(getattr(torch, dtype))
+    want = getattr(TF, name)(t, p, 2, ceil_mode=ceil_mode)
+    got = getattr(F, name)(ember.from_numpy(t.numpy()), p, 2, ceil_mode=ceil_mode)
+    assert got.dtype is ember.float32 and want.dtype is torch.float32
+    # (torch's float32 root is vectorised, at times an ulp from the rounded one Ember gives;
+    # an untruncated average would be off by far more)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["lp_pool2d", "lp_pool3d"])
+def test_lp_pool_inf_of_int64_keeps_int64(name):
+    a = np.random.default_rng(1).integers(-9, 10, (1, 2, 4, 4, 4)[:2 + int(name[-2])])
+    want = getattr(TF, name)(torch.from_numpy(a), float("inf"), 2)
+    got = getattr(F, name)(ember.from_numpy(a), float("inf"), 2)
+    assert got.dtype is ember.int64
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -2,15 +2,17 @@
 ``(Σ xᵖ)^(1/p)``, a composite of ``pow``, average pooling and a root (PyTorch's semantics:
 the window sum is the average times the kernel's element count, also for ``ceil_mode``'s
 partial windows, and there is no padding). ``p = ±inf`` is the largest (smallest) ``|x|`` of
-each window, a max pooling."""
+each window, a max pooling. An integer input is PyTorch's too: an integer power pooled by
+int64 average pooling (truncated) under a float32 root, or float32 throughout for a float
+power."""
 
 from __future__ import annotations
 
 from math import inf, prod
 from typing import Any
 
-from ember.errors import ArgumentError
-from ember.ops.im2col import floating_input, ntuple
+from ember.errors import ArgumentError, refuse_non_tensor
+from ember.ops.im2col import ntuple
 from ember.ops.pool import _avg_pool, _max_pool
 from ember.tensor import Tensor
 
@@ -19,7 +21,8 @@ __all__: list[str] = []
 
 def _lp_pool(op: str, nd: int, input: Tensor, norm_type: float, kernel_size: Any,
              stride: Any, ceil_mode: bool) -> Tensor:
-    floating_input(op, input)
+    if not isinstance(input, Tensor):
+        refuse_non_tensor(op, "input", input)
     kernel = ntuple(kernel_size, nd, op, "kernel_size")
     if norm_type == 0:
         raise ArgumentError(f"{op}: norm_type must be nonzero (the result is the window sum to "
