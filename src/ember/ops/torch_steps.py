@@ -1,7 +1,8 @@
 """Elementwise arithmetic on backend arrays rounded step by step where PyTorch's CPU kernels
 take steps of their own (NumPy's one call rounds once, or differently): ``x ** 0.5, -0.5,
-3, -2`` through sqrt, 1/sqrt and products, and float16/bfloat16 floor division in the half
-dtype. Bit for bit PyTorch's, tested against it in ``tests/ops/test_torch_steps.py``.
+3, -2`` through sqrt, 1/sqrt and products (complex ``z ** -2`` too; the products of its loops'
+scalar steps are fused), and float16/bfloat16 floor division in the half dtype. Bit for bit
+PyTorch's, tested against it in ``tests/ops/test_torch_steps.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import compiled
+from ember.ops.complex_reciprocal import complex_reciprocal
 from ember.ops.convert import _float16_looped
 from ember.ops.modulus_kernel import modulus32
 from ember.ops.relu_kernel import rsqrt_array
@@ -43,36 +45,77 @@ def pow_shortcut(xp: Any, a: Any, exponent: float) -> Any:
     wide = a.astype(np.float32) if a.dtype == _BFLOAT16 else a
     root = xp.sqrt(wide) if exponent == 0.5 else rsqrt_array(xp, wide)
     root = root.astype(a.dtype, copy=False)
-    if exponent == -0.5 and a.dtype == _BFLOAT16 and a.size < _GRAIN:
+    if exponent == -0.5 and a.dtype == _BFLOAT16:  # (its scalar 1 / sqrt rounds the root)
         root = xp.asarray(root)  # (a 0-d array's root is a scalar)
-        if a.flags.c_contiguous:  # (the last n % 64 elements: see _scalar_loop)
-            twice, wide, out = slice(a.size - a.size % _VECTOR, None), wide.ravel(), root.ravel()
-        else:
-            twice, out = _scalar_loop(a), root
-        rounded = xp.sqrt(wide[twice]).astype(_BFLOAT16).astype(np.float32)
-        out[twice] = (1 / rounded).astype(_BFLOAT16)  # (its 1 / sqrt rounds the root first)
+        _in_scalar_steps(a, root, lambda x: (1 / _bfloat16_sqrt(xp, x)).astype(_BFLOAT16))
     return root
 
 
-_VECTOR = 64  # bfloat16 elements a vectorized step of PyTorch's unary loops takes
+COMPLEX_SHORTCUTS = frozenset((0.5, -0.5, -1, -2))
+
+
+def complex_pow_shortcut(xp: Any, z: Any, exponent: float) -> Any:
+    """``z ** exponent`` of a complex array for an exponent of ``COMPLEX_SHORTCUTS`` as
+    PyTorch computes it: sqrt, 1 / sqrt, 1 / z and 1 / (z * z), its reciprocal
+    (:func:`ember.ops.complex_reciprocal.complex_reciprocal`) of its product ``(a² - b²,
+    ab + ab)``, each product rounded (NumPy's power: exp(b log z), sqrt(-1) ≈ 6e-17+1j; its
+    z * z rounds otherwise: ~8% of complex64 ** -2 an ulp off; (1e300+1j) ** -2 NaN
+    where PyTorch's is 0).
+
+    Example:
+        >>> complex_pow_shortcut(np, np.array([1e300 + 1j, 2j]), -2)
+        array([ 0.  +0.j, -0.25-0.j])
+    """
+    if exponent == 0.5:
+        return xp.sqrt(z)
+    if exponent == -2:  # (its scalar product fuses one: NumPy's square)
+        a, b = z.real, z.imag
+        ab, base = a * b, xp.empty_like(z)
+        base.real, base.imag = a * a - b * b, ab + ab
+        _in_scalar_steps(z, base, xp.square)
+    else:
+        base = xp.sqrt(z) if exponent == -0.5 else z
+    return complex_reciprocal(xp, base)
+
+
+_VECTOR_BYTES = 128  # a vectorized step of PyTorch's elementwise loops (two AVX-512 vectors)
 _GRAIN = 32768  # elements from which PyTorch splits a loop among its threads (each its tail)
+
+
+def _bfloat16_sqrt(xp: Any, x: Any) -> Any:
+    return xp.sqrt(x.astype(np.float32)).astype(_BFLOAT16).astype(np.float32)
+
+
+def _in_scalar_steps(a: Any, out: Any, step: Any) -> None:
+    """Writes ``step(a)`` into ``out`` (``a``'s shape, and layout where ``a`` is C-contiguous)
+    where PyTorch's loop runs its scalar code (:func:`_scalar_loop`), whose rounding differs
+    from its vector steps'; below ``_GRAIN`` elements only."""
+    if a.size >= _GRAIN:
+        return
+    if a.flags.c_contiguous:  # (the last elements of a vector step's multiple)
+        where, a, out = slice(a.size - a.size % (_VECTOR_BYTES // a.itemsize), None), \
+            a.reshape(-1), out.reshape(-1)
+    else:
+        where = _scalar_loop(a)
+    out[where] = step(a[where])
 
 
 def _scalar_loop(a: Any) -> Any:
     """Where PyTorch's elementwise loop over ``a`` runs its scalar code: it runs the dimension
     ``a``'s memory is contiguous along (coalesced with those outside it that continue it; all
-    of a dense array, in memory order) in vector steps of ``_VECTOR`` and the rest of each
-    run one element at a time; a run not contiguous is all scalar.
+    of a dense array, in memory order) in vector steps of ``_VECTOR_BYTES`` and the rest of
+    each run one element at a time; a run not contiguous is all scalar.
 
     Example:
-        >>> _scalar_loop(np.zeros((2, 70))[:, :66]).nonzero()[1].tolist()
-        [64, 65, 64, 65]
+        >>> _scalar_loop(np.zeros((2, 18))[:, :17]).nonzero()[1].tolist()  # (16 a step)
+        [16, 16]
     """
+    vector = _VECTOR_BYTES // a.itemsize
     order = np.argsort([-abs(st) for st in a.strides], kind="stable")
     dense = a.transpose(order)
     if dense.flags.c_contiguous:  # (one run over the memory)
         n = a.size
-        flat = np.arange(n) >= n - n % _VECTOR
+        flat = np.arange(n) >= n - n % vector
         return flat.reshape(dense.shape).transpose(np.argsort(order))
     if a.strides[-1] != a.itemsize:
         return np.ones(a.shape, bool)
@@ -81,7 +124,7 @@ def _scalar_loop(a: Any) -> Any:
         if a.strides[d] != run * a.itemsize:
             break
         run *= a.shape[d]
-    return (np.arange(a.size) % run >= run - run % _VECTOR).reshape(a.shape)
+    return (np.arange(a.size) % run >= run - run % vector).reshape(a.shape)
 
 
 # quotients below which NumPy's once-rounded float32 floor division is the half dtype's
