@@ -71,3 +71,26 @@ def test_lstm_cell_names_a_state_that_is_not_a_pair():
     with pytest.raises(TypeError, match=r"^lstm_cell\(\): argument 'hx' must be a tuple of "
                                         "Tensors \\(h, c\\), not NoneType"):
         _cell(ember, "lstm_cell", "hx", "None")
+
+
+@pytest.mark.parametrize(("name", "kw"), [("RNN", {}), ("GRU", {}), ("LSTM", {}),
+                                          ("LSTM", {"proj_size": 2})])
+def test_a_weight_the_layer_does_not_name_is_not_used(name, kw):
+    # a bias set on a layer built with bias=False was run (0.785 off torch on a GRU), and
+    # all_weights listed it; torch runs and lists only the weights in _all_weights
+    def run(lib, tensor):
+        lib.manual_seed(0)
+        m = getattr(lib.nn, name)(3, 4, num_layers=2, bias=False, bidirectional=True,
+                                  dtype=lib.float64, **kw)
+        rows = {"RNN": 4, "GRU": 12, "LSTM": 16}[name]
+        m.bias_ih_l1 = lib.nn.Parameter(tensor(np.linspace(-1.0, 1.0, rows)))
+        state = {k: v.detach().numpy() for k, v in m.state_dict().items()}
+        return m, state, [len(w) for w in m.all_weights]
+
+    tm, state, t_lens = run(torch, torch.tensor)
+    em, _, e_lens = run(ember, ember.tensor)
+    em.load_state_dict({k: ember.tensor(v) for k, v in state.items()})
+    x = R.standard_normal((5, 2, 3))
+    expected = tm(torch.tensor(x))[0].detach().numpy()
+    np.testing.assert_allclose(np.array(em(ember.tensor(x))[0].detach()), expected, atol=1e-12)
+    assert e_lens == t_lens

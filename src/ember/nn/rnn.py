@@ -28,6 +28,7 @@ from ember.nn.rnn_checks import (
     check_dtypes,
     check_rnn_arguments,
     check_state_types,
+    named_weights,
     state_pair,
 )
 from ember.nn.rnn_flat_weights import FlatWeights, assign
@@ -169,9 +170,7 @@ class RNNBase(Module):
     def all_weights(self) -> list[list[Tensor]]:
         """The parameters per layer and direction, each ``[w_ih, w_hh, b_ih, b_hh, w_hr]``
         (without the biases when ``bias=False``, without ``w_hr`` when ``proj_size=0``)."""
-        return [[p for p in self._params(layer, d) if p is not None]
-                for layer in range(self.num_layers)
-                for d in range(2 if self.bidirectional else 1)]
+        return [[getattr(self, n) for n in names] for names in self._all_weights]
 
     @property
     def _flat_weights(self) -> list[Tensor | None]:
@@ -249,14 +248,10 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         weights = [self._params(layer, d) for layer in range(self.num_layers)
                    for d in range(directions)]
-        # every weight a layer names is a tensor (bias=False names no biases; the dynamic
-        # quantized layers, which borrow _run, keep theirs inside their projections)
-        for names, ws in zip(getattr(self, "_all_weights", ()), weights):
-            given = dict(zip(_WEIGHT_NAMES, ws))
-            for n in names:
-                if given[n.rsplit("_l", 1)[0]] is None:
-                    raise ArgumentTypeError(f"{name}: {n} is None; each layer and direction "
-                                            f"needs all its weights ({', '.join(names)})")
+        if hasattr(self, "_all_weights"):  # (the dynamic quantized layers, which borrow
+            # _run, keep their weights inside their projections)
+            weights = [named_weights(name, names, ws, _WEIGHT_NAMES)
+                       for names, ws in zip(self._all_weights, weights)]
         x, h_n, c_n = run_layers(self._cell(), data, sizes, hx, cx, weights, self.num_layers,
                                  self.bidirectional, self.dropout, self.training,
                                  lowered_whole(self._cell(), packed, weights))

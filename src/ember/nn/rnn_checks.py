@@ -27,7 +27,8 @@ from ember.errors import (
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
-__all__ = ["check_rnn_arguments", "check_state_types", "state_pair", "check_dtypes"]
+__all__ = ["check_rnn_arguments", "check_state_types", "state_pair", "check_dtypes",
+           "named_weights"]
 
 
 def check_rnn_arguments(input_size: Any, hidden_size: Any, num_layers: Any, bias: Any,
@@ -107,3 +108,21 @@ def check_dtypes(name: str, input: Tensor, weight: Tensor | None, hx: Tensor | N
         if s is not None and s.dtype != input.dtype and not cast(s, input):
             raise DTypeError(f"{name}: {label} is {dtype_name(name, label, s)} but the input "
                              f"is {dtype_name(name, 'input', input)}; they must match")
+
+
+def named_weights(name: str, names: list[str], weights: tuple, kinds: tuple) -> tuple:
+    """One layer and direction's ``weights`` (one per kind of ``kinds``: ``weight_ih``, ...)
+    as the layer names them (``names``, from ``_all_weights``), as PyTorch runs them: a weight
+    it does not name (a bias set on a layer built with ``bias=False``) is left out (None),
+    and one it names may not be None.
+
+    Example:
+        >>> named_weights("RNN", ["weight_ih_l0"], (1, 2), ("weight_ih", "bias_ih"))
+        (1, None)
+    """
+    named = {n.rsplit("_l", 1)[0]: n for n in names}
+    for kind, w in zip(kinds, weights):
+        if w is None and kind in named:
+            raise ArgumentTypeError(f"{name}: {named[kind]} is None; each layer and direction "
+                                    f"needs all its weights ({', '.join(names)})")
+    return tuple(w if kind in named else None for kind, w in zip(kinds, weights))
