@@ -155,3 +155,17 @@ def test_complex_pow_shortcuts_are_torchs(dtype):
                 got = _parts((view(e) ** exponent).numpy())
                 for w, g in zip(want, got):
                     np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_tensor_exponent_half_at_minus_zero_and_minus_inf_as_torch(dtype):
+    # (before: NumPy's power takes sqrt for a one-element exponent 0.5: -0 and NaN at -0 and
+    # -inf, where torch's (C's pow) are +0 and +inf)
+    base = [-0.0, 0.0, -np.inf, np.inf, 4.0, -4.0, np.nan]
+    for exponent in (0.5, [0.5], [[0.5]], [0.5, -0.5, 2.0, 3.0, 0.5, 1.0, 0.5]):
+        got, want = (lib.pow(lib.tensor(base, dtype=getattr(lib, dtype)),
+                             lib.tensor(exponent, dtype=getattr(lib, dtype))).double().numpy()
+                     for lib in (ember, torch))
+        np.testing.assert_array_equal(got, want)
+        real = ~np.isnan(want)
+        np.testing.assert_array_equal(np.signbit(got[real]), np.signbit(want[real]))

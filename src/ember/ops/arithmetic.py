@@ -253,7 +253,7 @@ class Pow(Holomorphic, Binary):
         if a.dtype.kind in "iu" and b.dtype.kind == "i" and (b < 0).any():
             r = steps.integer_pow(xp, a, b)
         else:
-            r = xp.power(a, b)
+            r = steps.tensor_power(xp, a, b)
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
