@@ -122,6 +122,20 @@ def test_foreign_offsets_and_states_are_named():
         F.cosine_similarity(E, np.ones((2, 2)))
 
 
+@pytest.mark.parametrize("value", [None, [1.0, 2.0], 1.5], ids=["None", "list", "float"])
+@pytest.mark.parametrize("arg", ["x1", "x2"])
+def test_cosine_similarity_names_a_plain_argument_as_torch(value, arg):
+    # (0f21ba75: None, a list or a number raised AttributeError "no attribute 'dtype'")
+    def call(m, t):
+        x1, x2 = (value, t) if arg == "x1" else (t, value)
+        return m.nn.functional.cosine_similarity(x1, x2)
+
+    with pytest.raises(TypeError, match=f"cosine_similarity\\(\\): argument '{arg}'"):
+        call(torch, torch.ones(3, 4))
+    with pytest.raises(TypeError, match=f"cosine_similarity\\(\\): argument '{arg}'"):
+        call(ember, ember.ones(3, 4))
+
+
 def test_other_messages_name_the_foreign_type():
     with pytest.raises(TypeError, match="window_length must be an int, got torch.Tensor"):
         ember.hann_window(torch.ones(2, 2))

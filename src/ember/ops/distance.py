@@ -41,7 +41,8 @@ def _as_floating(x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
     promote to (each floating one keeps its dtype, as in PyTorch)."""
     try:
         dtype = dtypes.promote_types(x1.dtype, x2.dtype)
-    except DTypeError:  # (a PyTorch or NumPy dtype is no Ember dtype)
+    except (AttributeError, DTypeError):  # (None, a number, a list: no dtype; an array's
+        # or a torch tensor's dtype is no Ember dtype)
         refuse_non_tensor("cosine_similarity", "x1", x1)
         refuse_non_tensor("cosine_similarity", "x2", x2)
         raise
