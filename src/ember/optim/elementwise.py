@@ -23,6 +23,7 @@ import numpy as np
 from ember.backend import CPU, compiled
 from ember.errors import ArgumentError, ArgumentTypeError, ShapeError
 from ember.ops.addc_half import half_addc
+from ember.ops.scaled_add import as_half, half_add
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
@@ -331,29 +332,6 @@ def half_sqrt_add_eps(xp: Any, v: Any, eps: float, divisor: float | None = None)
     if divisor is not None:
         root = rounded(xp, root / f32(divisor), half)
     return rounded(xp, root + f32(as_half(eps, half)), half)
-
-
-def as_half(value: float, dtype: Any) -> float:
-    """``value`` rounded to the half-precision ``dtype``, as PyTorch rounds the scalar of
-    ``add``/``add_`` (``alpha``, or ``eps`` in ``t.add_(eps)``) on such a tensor (``mul_``,
-    ``addcmul_``, ``addcdiv_`` and ``lerp_`` keep theirs in float32)."""
-    return float(np.asarray(value, dtype=dtype))
-
-
-def half_add(xp: Any, a: Any, b: Any, alpha: float, out: Any = None) -> Any:
-    """``a + alpha * b`` of half-precision arrays as PyTorch's ``add(a, b, alpha=alpha)`` on
-    the CPU computes it: ``alpha`` rounded to ``a``'s dtype (its scalar type; ``mul_`` and
-    ``addcmul_`` keep theirs in float32), the sum fused in float32 and rounded once (written
-    into ``out`` if given). NumPy's ``a + alpha * b`` keeps ``alpha`` in float32 and gives
-    float32: SGD's bfloat16 weights were off PyTorch's by an ulp in ~6 % of the elements.
-    float32 arrays take it too (LBFGS): its fused multiply-add, where NumPy rounds twice."""
-    alpha = as_half(alpha, a.dtype)
-    total = a.astype(xp.float64) + alpha * b.astype(xp.float64)  # (exact products)
-    total = total.astype(xp.float32)
-    if out is None:
-        return total.astype(a.dtype)
-    out[...] = total
-    return out
 
 
 def half_lerp_(xp: Any, a: Any, b: Any, weight: float) -> Any:

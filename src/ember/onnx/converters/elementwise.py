@@ -359,6 +359,19 @@ def addc_half(ctx: Context, eqn: Eqn) -> str:
     return ctx.cast(ctx.cast(total, float64, _FLOAT32), _FLOAT32, out)
 
 
+@converter("add_scaled_half", "sub_scaled_half")
+def scaled_half(ctx: Context, eqn: Eqn) -> str:
+    """float16/bfloat16 ``a + factor·b`` (add/sub with ``alpha``) as eager computes it:
+    ``factor`` rounded to the half dtype, the product exact in float64 and the sum rounded
+    back through float32 (one rounding, as PyTorch's fused multiply-add)."""
+    out = eqn.outputs[0].dtype
+    factor = float(np.asarray(float(eqn.params["factor"]), dtype=out.np))
+    a, b = (ctx.cast(ctx.cast(ctx.value(v), v.dtype, _FLOAT32), _FLOAT32, float64)
+            for v in eqn.inputs)
+    total = ctx.node("Add", [a, ctx.node("Mul", [b, ctx.scalar(factor, float64)])])
+    return ctx.cast(ctx.cast(total, float64, _FLOAT32), _FLOAT32, out)
+
+
 def _chosen(ctx: Context, c: str, a: str, b: str, on: DType) -> str:
     """``Where(c, a, b)`` of floats of type ``on`` that keeps a -0 of ``a``:
     ``Where(c', 1, a) * Where(c, 1, b)`` (see :func:`where`)."""
