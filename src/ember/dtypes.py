@@ -293,7 +293,7 @@ def promote_types(a: DType, b: DType) -> DType:
         >>> ember.promote_types(ember.uint8, ember.int8)
         ember.int16
     """
-    if a.__class__ is not DType or b.__class__ is not DType:  # (cached: once a pair)
+    if a.__class__ is not DType or b.__class__ is not DType:  # (anything else: refused, named)
         a, b = (_dtype_argument(a, "type1"), _dtype_argument(b, "type2"))
     return _promote_pair(a, b)
 

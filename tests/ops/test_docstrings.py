@@ -16,7 +16,7 @@ MODULES = [f"ember.ops.{family}" for family in _FAMILIES] + [
     "ember.linalg", "ember.fft", "ember.tensor", "ember.dtypes", "ember.backend.capabilities",
     "ember.backend.settings", "ember.autograd.gradcheck", "ember.special", "ember.ops.bessel",
     "ember.ops.zeta", "ember.ops.orthogonal_polynomials", "ember.ops.forwarding",
-    "ember.ops.spaced",
+    "ember.ops.spaced", "ember.ops.scaled_add", "ember.ops.torch_steps",
     "ember.signal.windows", "ember.random", "ember.hooks", "ember.testing",
     "ember.testing.comparison", "ember.testing.creation", "ember.hub.cache",
     "ember.hub.download", "ember.hub.hubconf"]
