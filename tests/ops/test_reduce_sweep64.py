@@ -111,3 +111,20 @@ def test_cumprod_gradient_before_a_zero_ignores_what_follows_it_as_torch(row):
         torch.cumprod(t, dim).backward(g)
         ember.cumprod(x, dim).backward(_e(g))
         np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("row", [[0.0, 0.0, _INF, 2.0], [0.0, _INF, 2.0], [0.0, 0.0, 3.0, 2.0],
+                                 [_NAN, 0.0, 2.0, 0.0], [_INF, 3.0, 2.0], [1.0, 2.0, 3.0]])
+@pytest.mark.parametrize("dim", [None, 0])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_prod_gradient_of_a_vector_follows_the_overload_and_grad_mode_as_torch(row, dim,
+                                                                               create_graph):
+    # torch's "two zeros give 0" is the plain backward of prod() alone: x.prod(0) of
+    # [0, 0, inf, 2] gave [0, 0, 0, 0] (torch [nan, nan, 0, nan]); with create_graph, ember's
+    # [0, inf, 2] gave [inf, 0, 0] (torch [inf, 0, nan], the products before and after)
+    t = torch.tensor(row, dtype=torch.float64, requires_grad=True)
+    x = ember.tensor(row, dtype=ember.float64, requires_grad=True)
+    args = () if dim is None else (dim,)
+    (want,) = torch.autograd.grad(t.prod(*args), t, create_graph=create_graph)
+    (got,) = ember.autograd.grad(x.prod(*args), x, create_graph=create_graph)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())

@@ -116,7 +116,8 @@ class Prod(Holomorphic, Accumulation):
         x = ctx.inputs[0]
         if x.ndim == 0:  # (the empty product of others is 1, also beside a NaN, as PyTorch)
             return g
-        return unreduce(g, x.shape, **ctx.params) * _product_of_others(x, ctx.params["dims"])
+        whole = getattr(self, "backward_name", None) != "ProdBackward1"  # (not prod(dim)'s)
+        return unreduce(g, x.shape, **ctx.params) * _product_of_others(x, ctx.params["dims"], whole)
 
     def jvp(self, ctx, da):
         x = ctx.inputs[0]
@@ -125,19 +126,22 @@ class Prod(Holomorphic, Accumulation):
         return apply(Sum, da * _product_of_others(x, ctx.params["dims"]), **ctx.params)
 
 
-def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
-    """For each element, the product of the other elements of its reduction: exact with zeros
-    in the input (one zero: only it gets the product of the rest; two: all get 0). Under
-    create_graph or a transform so are its first derivatives (for a second derivative, as
-    PyTorch's): beside one zero a nonzero element's 0 is ``rest / x * zero``, beside two a
-    zero's is ``rest * other``."""
-    zero, nothing = eq(x, 0), zeros_like(x)
-    n_zero = apply(Sum, cast(zero, dtypes.int64), dims=dims, keepdim=True)
+def _product_of_others(x: Tensor, dims: tuple[int, ...], whole: bool = False) -> Tensor:
+    """For each element, the product of the other elements of its reduction, as PyTorch's: no
+    zero, ``prod / x``; a zero beside an inf or NaN, :func:`_torch_others` (``whole``: prod()'s
+    0 beside two zeros); else exact with zeros (one zero: only it gets the rest's product; two:
+    all get 0), under create_graph or a transform its first derivatives too: beside one zero
+    a nonzero element's 0 is ``rest / x * zero``, beside two a zero's is ``rest * other``."""
+    zero = eq(x, 0)
+    if not DISPATCH.stack:  # (eager: PyTorch's branches, chosen by the values)
+        if not zero.any().item():
+            return apply(Prod, x, dims=dims, keepdim=True) / x
+        if len(dims) in (1, x.ndim) and not isfinite(x).all().item():
+            return _torch_others(x, dims, whole and not GRAD.enabled)
+    nothing, n_zero = zeros_like(x), apply(Sum, cast(zero, dtypes.int64), dims=dims, keepdim=True)
     safe = where(zero, ones_like(x), x)
     rest = apply(Prod, safe, dims=dims, keepdim=True)  # product of the non-zero elements
     if not (GRAD.enabled or DISPATCH.stack):  # (a plain backward: the values alone)
-        if len(dims) in (1, x.ndim) and not isfinite(x).all().item() and zero.any().item():
-            return _torch_others(x, dims)  # (beside an inf or NaN: no longer 0 * inf = 0)
         return where(eq(n_zero, 0), rest / safe,
                      where(logical_and(zero, eq(n_zero, 1)), expand(rest, x.shape), nothing))
     # Each branch reads ``rest`` only in its own slices (1 elsewhere), and beside one zero a
@@ -158,17 +162,16 @@ def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
                  where(eq(n_zero, 1), one_zero, where(two, two_zeros, nothing)))
 
 
-def _torch_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
-    """PyTorch's value where a zero is in the input: the products before and after each
-    element, no division, so an inf or NaN reaches the others (0 * inf = NaN); the whole
-    product's, with two zeros or more, 0 (``dims``: one, or all, as PyTorch's prod)."""
+def _torch_others(x: Tensor, dims: tuple[int, ...], two_zeros_give_0: bool) -> Tensor:
+    """PyTorch's value beside a zero: the products before and after each element (0 * inf is
+    NaN); 0 for two zeros if ``two_zeros_give_0`` (``dims``: one, or all)."""
     from ember.ops.join import cat, flip  # (join and shape import this module)
     from ember.ops.shape import narrow, reshape
 
-    if len(dims) == x.ndim:  # (the whole product's rule, also for a vector's dim 0)
-        if eq(x, 0).sum().item() > 1:
+    if len(dims) == x.ndim:  # (all elements: along the flattened tensor)
+        if two_zeros_give_0 and eq(x, 0).sum().item() > 1:
             return zeros_like(x)
-        return reshape(_torch_others(reshape(x, (-1, 1)), (0,)), x.shape)
+        return reshape(_torch_others(reshape(x, (-1, 1)), (0,), False), x.shape)
     d, n = dims[0], x.shape[dims[0]]
     one = ones_like(narrow(x, d, 0, 1))
     before = cumprod(cat([one, narrow(x, d, 0, n - 1)], d), d)
