@@ -366,3 +366,16 @@ def test_zeta_keeps_the_low_bits_of_a_q_just_below_an_integer():
         got.sum().backward()
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
         np.testing.assert_allclose(eq.grad.numpy(), tq.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32", "float64"])
+@pytest.mark.parametrize("eps", [0.49, 1e-3, 0.3])
+def test_logit_gradient_clamps_to_bounds_in_the_input_dtype(dtype, eps):
+    # the gradient's bounds were eps and 1 - eps in float64: bfloat16 logit(0.51171875,
+    # eps=0.49) had gradient 4 (torch 0: its upper bound 1 - bfloat16(0.49) rounds to 0.5078)
+    x = [0.51171875, 0.5078125, 0.490234375, eps, 1 - eps, 0.999, 0.001, 0.25, 0.75]
+    t = torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True)
+    e = ember.tensor(t.detach().double().numpy()).to(getattr(ember, dtype)).requires_grad_()
+    torch.logit(t, eps).sum().backward()
+    ember.logit(e, eps).sum().backward()
+    assert_same(e.grad, t.grad)

@@ -234,7 +234,8 @@ class Logit(Unary):
         slope = v / (x * (1 - x))
         if eps is None:
             return where(lt(x, 0) | gt(x, 1), math.nan, slope)
-        return where(lt(x, eps) | gt(x, 1.0 - eps), 0, slope)
+        lo = x.dtype.np.type(eps)  # the bounds in x's dtype, as forward's
+        return where(lt(x, float(lo)) | gt(x, float(x.dtype.np.type(1) - lo)), 0, slope)
 
 
 @primitive
