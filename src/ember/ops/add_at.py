@@ -10,23 +10,21 @@ from typing import Any
 
 import numpy as np
 
-from ember import dtypes
 from ember.backend import compiled
+from ember.ops.torch_steps import HALF_ARRAYS
 
 __all__: list[str] = []
 
-_HALF = (dtypes.float16.np, dtypes.bfloat16.np)
 
-
-def add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
+def add_at(xp: Any, view: Any, key: tuple, values: Any, wide: bool = False) -> None:
     """``view[key] += values``, repeated indices accumulating, as ``xp.add.at``. NumPy's
     ``add.at`` is fast (~5 ns an element against ~50) only for one index into a 1-D array, so
     a 1-D index along a dimension of a larger array runs as one such call per leading slice,
     the trailing dimensions folded into the index: the same sums in the same order, 10x
-    faster on the gradient of a gather such as roi_align's. A half float view sums in float32
-    and rounds once, as PyTorch's scatter_add and gather's gradient (4096 ones add to 4096,
-    not float16's 2048)."""
-    if view.itemsize == 2 and view.dtype in _HALF:
+    faster on the gradient of a gather such as roi_align's. A half float view sums in its own
+    type step by step, as PyTorch's index_put_ (4096 ones add to float16's 2048), or with
+    ``wide`` in float32, rounded once, as its scatter_add (4096)."""
+    if wide and view.itemsize == 2 and view.dtype in HALF_ARRAYS:
         _half_add_at(xp, view, key, values)
         return
     dim = len(key) - 1

@@ -125,8 +125,9 @@ def take_along(input: Tensor, dim: int, index: Tensor) -> Tensor:
     # transform (vmap, tracing) must see as ops, so it is for eager execution only
     if DISPATCH.handler is None and a.flags.c_contiguous:
         flat = apply(Reshape, input, shape=(a.size,))
-        return apply(Index, flat, _flat_positions(a.shape, dim, index), dims=(0,))
-    return apply(Index, input, *_grid(index.shape, dim, index), dims=tuple(range(input.ndim)))
+        return apply(Index, flat, _flat_positions(a.shape, dim, index), dims=(0,), wide=True)
+    return apply(Index, input, *_grid(index.shape, dim, index), dims=tuple(range(input.ndim)),
+                 wide=True)
 
 
 def _flat_positions(shape: tuple, dim: int, index: Tensor) -> Tensor:
@@ -147,7 +148,9 @@ def _flat_positions(shape: tuple, dim: int, index: Tensor) -> Tensor:
     return _wrap(pos, index._device)
 
 
-def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: str) -> Tensor:
+def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: str,
+             wide: bool = True) -> Tensor:
+    """``scatter`` by ``mode``; "add" sums a half float in float32 unless not ``wide``."""
     refuse_limited(op, input.dtype)
     src_t = src if isinstance(src, Tensor) else None
     dim, index = _check_gather(op, input, dim, index, src_t)
@@ -158,14 +161,14 @@ def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: st
                          f"({input.dtype.name}); convert it with .to()")
     if input.ndim == 0 or index.ndim == 0 or (src_t is not None and src_t.ndim == 0):
         out = _scatter(op, _as_1d(input), 0, _as_1d(index),
-                       _as_1d(src) if src_t is not None else src, mode)
+                       _as_1d(src) if src_t is not None else src, mode, wide)
         return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
     if src_t is None:
         src = as_values(src, input, op)
     elif src_t.shape != index.shape:  # only the part of src that index covers is used
         src = apply(Slice, src_t, index=tuple((0, s, 1) for s in index.shape))
     return apply(IndexPut, input, src, *_grid(index.shape, dim, index), basic=(),
-                 dims=tuple(range(input.ndim)), mode=mode)
+                 dims=tuple(range(input.ndim)), mode=mode, wide=wide)
 
 
 _REDUCE_MODES = {None: "set", "add": "add", "multiply": "multiply"}
@@ -217,6 +220,13 @@ def _vector_index(op: str, input: Tensor, dim: int, index: Tensor, negative: boo
     return dim, _as_1d(check_index_range(index, size, dim, op, negative))
 
 
+def wide_along(ndim: int, dim: int) -> bool:
+    """Whether torch's index_add (and the gradient of index_select) sums a half float along
+    ``dim`` of an ``ndim``-d tensor in float32, rounded once (its scatter_add path: the first
+    or last of several dims) rather than step by step in the half type."""
+    return ndim > 1 and dim in (0, ndim - 1)
+
+
 @method()
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` at positions ``index`` (a vector) along ``dim``.
@@ -230,12 +240,14 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if input.ndim == 0 and index.shape[0] != 1:  # (one value out of a scalar, as torch)
         raise IndexShapeError(f"index_select: indexing a 0-d tensor takes exactly one index, "
                               f"got {index.shape[0]}. Hint: reshape(1) the input first")
-    out = apply(Index, _as_1d(input), index, dims=(dim,))
+    out = apply(Index, _as_1d(input), index, dims=(dim,), wide=wide_along(input.ndim, dim))
     return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
 
 
 def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
-                 mode: str) -> Tensor:
+                 mode: str, wide: bool = False) -> Tensor:
+    """``index_copy``/``index_fill``/``index_add`` by ``mode``; ``wide``: the sums of a half
+    float may run in float32 (where :func:`wide_along` has torch's do so)."""
     refuse_limited(op, input.dtype)
     dim, index = _vector_index(op, input, dim, index, negative=mode == "fill")  # (as torch)
     if mode == "set" and autocast_mix(input.dtype, source.dtype):  # (PyTorch's promote list)
@@ -259,7 +271,8 @@ def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
             mask = _index_write(op, blank, dim, index, True, mode)
             return where(mask, source.to(input.dtype), input)
     out = apply(IndexPut, _as_1d(input), as_values(source, input, op), index, basic=(),
-                dims=(dim,), mode="set" if mode == "fill" else mode)
+                dims=(dim,), mode="set" if mode == "fill" else mode,
+                wide=wide and wide_along(input.ndim, dim))
     return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
 
 
@@ -273,9 +286,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
         >>> ember.zeros(3).index_add(0, ember.tensor([0, 0, 2]), ember.ones(3))
         tensor([2., 0., 1.])
     """
-    if alpha != 1:
+    if alpha != 1:  # (torch's sums a half float step by step then, along any dim)
         source = _scaled("index_add", "alpha", source, alpha, input, source)
-    return _index_write("index_add", input, dim, index, source, "add")
+    return _index_write("index_add", input, dim, index, source, "add", wide=alpha == 1)
 
 
 @method()

@@ -170,8 +170,8 @@ class Slice(Primitive):
 
 @primitive
 class Index(Primitive):
-    """Advanced indexing: ``a[:, …, i0, …, i1]`` with integer tensors at ``dims``; with
-    ``layout`` (``x[key]``'s) in PyTorch's layout for it (``index_layout.py``)."""
+    """Advanced indexing: ``a[:, …, i0, …, i1]`` with integer tensors at ``dims``; ``layout``:
+    in PyTorch's layout for ``x[key]`` (``index_layout.py``); ``wide``: IndexPut's, in vjp."""
 
     name = "index"
     saved_as = INDEX_SAVED  # (grad_fn._saved_indices and _saved_self_sym_sizes, as PyTorch's)
@@ -181,7 +181,7 @@ class Index(Primitive):
     def reads(self, ctx, i):  # the index tensors (versions checked in backward), not ``a``
         return i > 0
 
-    def forward(self, xp, a, *idx, dims, layout=False):
+    def forward(self, xp, a, *idx, dims, layout=False, wide=False):
         if layout and len(idx) == 1 and idx[0].ndim == 1:
             return take_in_torch_layout(xp, a, idx[0], dims[0])
         if len(idx) == 1:  # take is several times faster than fancy indexing
@@ -190,19 +190,19 @@ class Index(Primitive):
             out = a[_adv_key(idx, dims)]
         return in_torch_layout(out, a, idx, dims) if layout else out
 
-    def infer(self, a, *idx, dims, layout=False):
+    def infer(self, a, *idx, dims, layout=False, wide=False):
         for i in idx:
             if i.dtype.category != dtypes.INT:
                 raise DTypeError(f"index: index tensors must be integer, got {i.dtype.name}")
         return TensorSpec(_index_shape(a.shape, [i.shape for i in idx], dims), a.dtype)
 
-    def meta_layout(self, out, a, /, *idx, dims, layout=False):
+    def meta_layout(self, out, a, /, *idx, dims, layout=False, wide=False):
         return in_torch_layout(out, a, idx, dims) if layout else out
 
     def vjp(self, ctx, g):
         x, *idx = ctx.inputs
-        base = zeros(x.shape, dtype=g.dtype, device=g.device)
-        gx = apply(IndexPut, base, g, *idx, basic=(), dims=ctx.params["dims"], mode="add")
+        gx = apply(IndexPut, zeros(x.shape, dtype=g.dtype, device=g.device), g, *idx, basic=(),
+                   dims=ctx.params["dims"], mode="add", wide=ctx.params.get("wide", False))
         return (gx,) + (None,) * len(idx)
 
     def jvp(self, ctx, da, *_):
@@ -211,9 +211,9 @@ class Index(Primitive):
 
 @primitive
 class IndexPut(Primitive):
-    """A copy of ``a`` with ``values`` written at ``a[basic][index tensors at dims]``:
-    ``mode`` "set" assigns, "add" accumulates (repeated indices add up), "multiply" scales
-    (``in_place``: into ``a`` itself, see ``Primitive.writes_input``)."""
+    """A copy of ``a`` with ``values`` written at ``a[basic][index tensors at dims]``: ``mode``
+    "set" assigns, "add" accumulates (a half float step by step, as torch's index_put_; with
+    ``wide`` in float32, as its scatter_add), "multiply" scales (``in_place``: into ``a``)."""
 
     name = "index_put"
     limited_dtypes = dtypes.ALL_LIMITED  # (with index tensors, only the float8s: see _put)
@@ -223,7 +223,7 @@ class IndexPut(Primitive):
     def reads(self, ctx, i):  # only the index tensors
         return i > 1
 
-    def forward(self, xp, a, v, *idx, basic, dims, mode, in_place=False):
+    def forward(self, xp, a, v, *idx, basic, dims, mode, in_place=False, wide=False):
         # (in ``a``'s layout, as eager's in-place write leaves it and torch's clone keeps it)
         out = a if in_place else xp.array(a, copy=True)
         view = out[_basic_key(basic)] if basic else out
@@ -237,12 +237,12 @@ class IndexPut(Primitive):
         elif mode == "set":
             view[_adv_key(idx, dims)] = v
         elif mode == "add":
-            add_at(xp, view, _adv_key(idx, dims), v)
+            add_at(xp, view, _adv_key(idx, dims), v, wide)
         else:
             xp.multiply.at(view, _adv_key(idx, dims), v)
         return out
 
-    def infer(self, a, v, *idx, basic, dims, mode, in_place=False):
+    def infer(self, a, v, *idx, basic, dims, mode, in_place=False, wide=False):
         target = _basic_shape(a.shape, basic, "index_put")
         if idx:
             target = _index_shape(target, [i.shape for i in idx], dims)
@@ -368,8 +368,8 @@ def _norm_slice(s: slice, op: str) -> tuple:
 def _legacy_tuple(key: list) -> bool:
     """PyTorch's (and old NumPy's) reading of a short list index as a tuple of indices when
     any item is itself an index expression rather than a number."""
-    return len(key) < 32 and any(
-        k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, Tensor)) for k in key)
+    return len(key) < 32 and any(k is None or k is Ellipsis or isinstance(
+        k, (slice, list, tuple, range, np.ndarray, Tensor)) for k in key)
 
 
 def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tuple, tuple]:

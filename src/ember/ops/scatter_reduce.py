@@ -17,7 +17,7 @@ from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.compare import eq
 from ember.ops.convert import cast, clone
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
-from ember.ops.gather import _as_1d, _check_gather, _grid, scatter, scatter_add
+from ember.ops.gather import _as_1d, _check_gather, _grid, _scatter, scatter, wide_along
 from ember.ops.index_checks import check_index_range, check_integer
 from ember.ops.indexing import Index, IndexPut, Slice
 from ember.ops.inplace import bind_inplace
@@ -33,12 +33,12 @@ from ember.ops.reduce import normalize_dim
 from ember.ops.scan import cumsum
 from ember.ops.select import where
 from ember.ops.shape import reshape
+from ember.ops.torch_steps import HALF_ARRAYS
 from ember.tensor import Tensor, method
 
 __all__ = ["scatter_reduce", "index_reduce", "masked_scatter", "put"]
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
-_HALF = (dtypes.float16.np, dtypes.bfloat16.np)
 
 
 @primitive
@@ -46,16 +46,17 @@ class ScatterReduce(Primitive):
     """``a`` with the values ``v`` combined in at the positions the index tensors ``idx`` (one
     per dimension of ``a``, broadcasting to ``v``'s shape) select: ``reduce`` is "prod",
     "amax" or "amin"; without ``include_self`` the old value at a selected position is left
-    out."""
+    out. ``wide``: a half float's product (or amax/amin's count of ties, in the gradient) is
+    taken in float32, as torch's scatter_reduce (its index_reduce's prod steps in the half)."""
 
     name = "scatter_reduce"
     save_outputs = True
 
-    def forward(self, xp, a, v, *idx, reduce, include_self):
+    def forward(self, xp, a, v, *idx, reduce, include_self, wide=True):
         out = a.copy()
         key = tuple(idx)
-        if reduce == "prod":  # (a half float's in float32, rounded once, as torch)
-            total = out.astype(xp.float32) if out.dtype in _HALF else out
+        if reduce == "prod":
+            total = out.astype(xp.float32) if wide and out.dtype in HALF_ARRAYS else out
             if not include_self:
                 total[key] = 1
             xp.multiply.at(total, key, v.astype(total.dtype, copy=False))
@@ -66,57 +67,53 @@ class ScatterReduce(Primitive):
             (xp.maximum if reduce == "amax" else xp.minimum).at(out, key, v)
         return out
 
-    def infer(self, a, v, *idx, reduce, include_self):
+    def infer(self, a, v, *idx, reduce, include_self, wide=True):
         return a
 
-    def _coefficients(self, ctx: Any) -> tuple[Tensor, Tensor]:
-        """d out / d a (shape of ``a``) and d out[idx] / d v (shape of ``v``)."""
+    def _terms(self, ctx: Any, g_a: Tensor, g_v: Tensor) -> tuple[Tensor, Tensor]:
+        """``g_a`` (shaped as ``a``) times d out / d a and ``g_v`` (as ``v``) times d out[idx] /
+        d v, multiplied in PyTorch's order (the gradient shared out among ties, then masked)."""
         a, v, *idx = ctx.inputs
         p = ctx.params
         out = ctx.out
         dims = tuple(range(a.ndim))
-        hit = None
-        if not p["include_self"]:
-            hit = apply(IndexPut, zeros_like(a), scalar_tensor(1, a.dtype, a.device), *idx,
-                        basic=(), dims=dims, mode="set")
         if p["reduce"] == "prod":
             masked_a = where(eq(a, 0), 1, a)
-            coef_a = apply(ScatterReduce, masked_a, v, *idx, **p) / masked_a
+            term_a = g_a * apply(ScatterReduce, masked_a, v, *idx, **p) / masked_a
             v_zero = eq(v, 0)
             zeros_at = apply(IndexPut, zeros_like(a), cast(v_zero, a.dtype), *idx, basic=(),
                              dims=dims, mode="add")
             single = v_zero & eq(apply(Index, zeros_at, *idx, dims=dims), 1)
-            masked_v = where(single, 1, v)
-            others = apply(ScatterReduce, a, masked_v, *idx, **p)
-            coef_v = where(single, apply(Index, others, *idx, dims=dims),
-                           apply(Index, out, *idx, dims=dims) / where(v_zero, 1, v))
+            others = apply(ScatterReduce, a, where(single, 1, v), *idx, **p)
+            term_v = where(single, g_v * apply(Index, others, *idx, dims=dims),
+                           g_v * apply(Index, out, *idx, dims=dims) / where(v_zero, 1, v))
         else:
             mask_v = cast(eq(v, apply(Index, out, *idx, dims=dims)), a.dtype)
             mask_a = cast(eq(a, out), a.dtype)
-            if hit is not None:
-                mask_a = mask_a * (1 - hit)
-            # (no entry equals a NaN result: a count of 0 there gives NaN, as torch's)
-            count = mask_a + apply(IndexPut, zeros_like(a), mask_v, *idx, basic=(), dims=dims,
-                                   mode="add")
-            coef_a = mask_a / count
-            coef_v = mask_v / apply(Index, count, *idx, dims=dims)
-        if hit is not None:  # (a left-out entry has no part in the result: exactly 0)
-            coef_a = where(hit != 0, 0, coef_a)
-        return coef_a, coef_v
+            # (a left-out entry equal to the result counts among the ties, as torch's, though
+            # its own term is 0; no entry equals a NaN result: a count of 0 gives NaN)
+            count = apply(IndexPut, mask_a, mask_v, *idx, basic=(), dims=dims, mode="add",
+                          wide=p.get("wide", True))
+            term_a = mask_a * (g_a / count)
+            term_v = mask_v * (g_v / apply(Index, count, *idx, dims=dims))
+        if not p["include_self"]:  # (a left-out entry has no part in the result: exactly 0)
+            hit = apply(IndexPut, zeros_like(a, dtype=dtypes.bool_),
+                        scalar_tensor(True, dtypes.bool_, a.device), *idx, basic=(), dims=dims,
+                        mode="set")
+            term_a = where(hit, 0, term_a)
+        return term_a, term_v
 
     def vjp(self, ctx, g):
         a, v, *idx = ctx.inputs
-        coef_a, coef_v = self._coefficients(ctx)
-        dims = tuple(range(a.ndim))
-        ga = g * coef_a if a.requires_grad else None
-        gv = apply(Index, g, *idx, dims=dims) * coef_v if v.requires_grad else None
-        return (ga, gv) + (None,) * len(idx)
+        ga, gv = self._terms(ctx, g, apply(Index, g, *idx, dims=tuple(range(a.ndim))))
+        return (ga if a.requires_grad else None, gv if v.requires_grad else None) + \
+            (None,) * len(idx)
 
     def jvp(self, ctx, da, dv, *_):
         a, v, *idx = ctx.inputs
-        coef_a, coef_v = self._coefficients(ctx)
-        return coef_a * da + apply(IndexPut, zeros_like(ctx.out), coef_v * dv, *idx, basic=(),
-                                   dims=tuple(range(a.ndim)), mode="add")
+        term_a, term_v = self._terms(ctx, da, dv)
+        return term_a + apply(IndexPut, zeros_like(ctx.out), term_v, *idx, basic=(),
+                              dims=tuple(range(a.ndim)), mode="add", wide=True)
 
 
 @method()
@@ -141,22 +138,30 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if src.dtype is not input.dtype:
         raise DTypeError(f"{op}: expected self.dtype to be equal to src.dtype, got "
                          f"{input.dtype.name} and {src.dtype.name}")
+    return _reduce_at(input, dim, index, src, reduce, bool(include_self), (True, True))
+
+
+def _reduce_at(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
+               include_self: bool, wide: tuple[bool, bool]) -> Tensor:
+    """:func:`scatter_reduce` past its argument checks; ``wide``: whether a half float's sums
+    and products, and its counts (mean's, and amax/amin's ties), are taken in float32."""
+    op = "scatter_reduce"
     d, index = _check_gather(op, input, dim, index, src)
     if index.numel() == 0 and index.ndim != input.ndim:  # (no grid to write through)
         return clone(input)
     if input.ndim == 0 or index.ndim == 0 or src.ndim == 0:
-        out = scatter_reduce(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce,
-                             include_self=include_self)
+        out = _reduce_at(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce, include_self,
+                         wide)
         return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
     if tuple(src.shape) != tuple(index.shape):
         src = apply(Slice, src, index=tuple((0, s, 1) for s in index.shape))
     if reduce in ("sum", "mean"):
         base = input if include_self else scatter(input, d, index, 0)
-        total = scatter_add(base, d, index, src)
+        total = _scatter(op, base, d, index, src, "add", wide[0])
         if reduce == "sum":
             return total
         start = ones_like(input) if include_self else scatter(ones_like(input), d, index, 0)
-        count = scatter_add(start, d, index, ones_like(src))
+        count = _scatter(op, start, d, index, ones_like(src), "add", wide[1])
         count = where(eq(count, 0), 1, count)
         if input.dtype.is_floating_point or input.dtype.is_complex:
             return total / count
@@ -164,7 +169,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if reduce in ("amax", "amin"):  # (complex numbers have no order)
         refuse_complex(f"{op} {reduce}", input)
     return apply(ScatterReduce, input, src, *_grid(index.shape, d, index), reduce=reduce,
-                 include_self=bool(include_self))
+                 include_self=include_self, wide=wide[reduce != "prod"])
 
 
 @method()
@@ -200,14 +205,16 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if tuple(source.shape) != tuple(want):
         raise ShapeError(f"{op}: source of shape {tuple(source.shape)} does not fit: expected "
                          f"{tuple(want)}")
+    # (torch's sums and products step in the half type; its counts are index_add's)
+    wide = (False, wide_along(input.ndim, d))
     if input.ndim == 0:
-        return scatter_reduce(input, 0, index, source, reduce, include_self=include_self)
+        return _reduce_at(input, 0, index, source, reduce, bool(include_self), wide)
     index = check_index_range(index, input.shape[d], d, op, negative=True)
     index = where(index < 0, index + input.shape[d], index)
     view = [1] * input.ndim
     view[d] = index.shape[0]
     full_index = expand(reshape(index, tuple(view)), tuple(source.shape))
-    return scatter_reduce(input, d, full_index, source, reduce, include_self=include_self)
+    return _reduce_at(input, d, full_index, source, reduce, bool(include_self), wide)
 
 
 @method()

@@ -19,11 +19,13 @@ for _name in ("lgamma", "polygamma", "i0", "i1"):
 
 
 @rule("scatter_reduce")
-def _scatter_reduce(b: int, xs: tuple, bs: tuple, *, reduce: str, include_self: bool) -> Any:
+def _scatter_reduce(b: int, xs: tuple, bs: tuple, *, reduce: str, include_self: bool,
+                    wide: bool = True) -> Any:
     a, v, *idx = xs
     a = batched(a, b, bs[0])
     block = broadcast_shapes(*(tuple(i.shape)[ib:] for i, ib in zip(idx, bs[2:])))
     v = pad_rank(batched(v, b, bs[1]), len(block))
     v = apply(prim("expand"), v, shape=(b,) + tuple(block))
     idx, _ = _batched_indices(b, tuple(idx), bs[2:], a.device)
-    return apply(prim("scatter_reduce"), a, v, *idx, reduce=reduce, include_self=include_self)
+    return apply(prim("scatter_reduce"), a, v, *idx, reduce=reduce, include_self=include_self,
+                 wide=wide)

@@ -58,11 +58,12 @@ def _batched_indices(b: int, idx: tuple, ibs: tuple, device: Any) -> tuple[tuple
 
 
 @rule("index")
-def _index(b: int, xs: tuple, bs: tuple, *, dims: tuple, layout: bool = False) -> Any:
+def _index(b: int, xs: tuple, bs: tuple, *, dims: tuple, layout: bool = False,
+           wide: bool = False) -> Any:
     a, *idx = xs  # (``layout``, eager ``x[key]``'s strides, has no meaning per sample)
     shifted = tuple(d + 1 for d in dims)
     if not any(bs[1:]):  # one index for all samples: index the data's axes, shifted
-        out = apply(prim("index"), a, *idx, dims=shifted)
+        out = apply(prim("index"), a, *idx, dims=shifted, wide=wide)
         if not _adjacent(dims):  # NumPy put the index dims before the batch axis
             nb = len(broadcast_shapes(*(tuple(i.shape) for i in idx)))
             order = [nb] + [i for i in range(out.ndim) if i != nb]
@@ -70,14 +71,15 @@ def _index(b: int, xs: tuple, bs: tuple, *, dims: tuple, layout: bool = False) -
         return out
     a = batched(a, b, bs[0])
     idx, nb = _batched_indices(b, tuple(idx), bs[1:], a.device)
-    out = apply(prim("index"), a, *idx, dims=(0,) + shifted)
+    out = apply(prim("index"), a, *idx, dims=(0,) + shifted, wide=wide)
     if _adjacent(dims):  # logically the index block sits after the dims before it
         out = _block_after(out, nb, dims[0])
     return out
 
 
 @rule("index_put")
-def _index_put(b: int, xs: tuple, bs: tuple, *, basic: tuple, dims: tuple, mode: str) -> Any:
+def _index_put(b: int, xs: tuple, bs: tuple, *, basic: tuple, dims: tuple, mode: str,
+               wide: bool = False) -> Any:
     a, v, *idx = xs
     a = batched(a, b, bs[0])
     region = _basic_shape(tuple(a.shape)[1:], basic, "index_put")
@@ -97,7 +99,7 @@ def _index_put(b: int, xs: tuple, bs: tuple, *, basic: tuple, dims: tuple, mode:
         v = _block_before(v, len(block), dims[0])
     idx, _ = _batched_indices(b, tuple(idx), bs[2:], a.device)
     return apply(prim("index_put"), a, v, *idx, basic=basic,
-                 dims=(0,) + tuple(d + 1 for d in dims), mode=mode)
+                 dims=(0,) + tuple(d + 1 for d in dims), mode=mode, wide=wide)
 
 
 @rule("nonzero")
