@@ -15,7 +15,13 @@ from typing import Any
 
 from ember import dtypes
 from ember.autograd.graph import name_node
-from ember.errors import ArgumentError, ShapeError, UninitializedError
+from ember.errors import (
+    ArgumentError,
+    DTypeError,
+    ShapeError,
+    UninitializedError,
+    refuse_non_tensors,
+)
 from ember.layouts import contiguous_format, dense_in_order, suggested_format
 from ember.ops.broadcast import expand
 from ember.ops.convert import Copy, cast, clone
@@ -137,7 +143,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ArgumentError("cat: expected a non-empty list of tensors")
     if type(tensors[0]) in TENSOR_LIKE:
         return handle(cat, (tensors, dim), {})
-    dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in tensors))
+    try:
+        dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in tensors))
+    except (AttributeError, DTypeError):  # (a NumPy array's dtype is no Ember dtype)
+        refuse_non_tensors("cat", "tensors", tensors)
+        raise
     try:
         kept = joined(tensors)
     except RuntimeError:
