@@ -128,3 +128,28 @@ def test_prod_gradient_of_a_vector_follows_the_overload_and_grad_mode_as_torch(r
     (want,) = torch.autograd.grad(t.prod(*args), t, create_graph=create_graph)
     (got,) = ember.autograd.grad(x.prod(*args), x, create_graph=create_graph)
     np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+
+
+@pytest.mark.parametrize("shape, dim", [((0,), -1), ((2, 0), -1), ((0, 3), 0)])
+@pytest.mark.parametrize("x", [None, "float", "bool"])
+def test_trapezoid_over_no_samples_gives_zeros_before_the_bool_check(shape, dim, x):
+    # torch returns zeros (a bool y's: False) for no samples before refusing bool; ember raised
+    y = torch.zeros(shape, dtype=torch.bool)
+    xs = {} if x is None else {"x": torch.zeros(0, dtype=getattr(torch, x))}
+    want = torch.trapezoid(y, dim=dim, **xs)
+    got = ember.trapezoid(_e(y), dim=dim, **{k: _e(v) for k, v in xs.items()})
+    assert got.dtype == ember.bool and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("op", ["nanmean", "nansum"])
+def test_nan_reductions_refuse_complex_as_torch(op):
+    # ember's nanmean(x, dtype=complex64) and nansum of a complex input returned a result;
+    # torch has no complex nansum kernel (NotImplementedError, RuntimeError)
+    with pytest.raises(NotImplementedError):
+        getattr(torch, op)(torch.tensor([1.0, 2.0]), dtype=torch.complex64)
+    with pytest.raises(NotImplementedError, match=f"{op}: complex dtype= complex64"):
+        getattr(ember, op)(ember.tensor([1.0, 2.0]), dtype=ember.complex64)
+    with pytest.raises(RuntimeError):
+        getattr(torch, op)(torch.tensor([1j, 2.0]))
+    with pytest.raises(RuntimeError, match=op):
+        getattr(ember, op)(ember.tensor([1j, 2.0]))

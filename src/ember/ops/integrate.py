@@ -21,15 +21,18 @@ __all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "dist", "chain_matmul"]
 
 
 def _dim(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> int:
-    """``dim`` checked against ``y``, after checking that at most one of x and dx is given
-    and that neither sample tensor is bool (PyTorch refuses them)."""
+    """``dim`` checked against ``y``, after checking that at most one of x and dx is given."""
     if x is not None and dx is not None:
         raise TypeError(f"{op}: give x or dx, not both")
+    return dim_of(y, dim, op)
+
+
+def _refuse_bool(op: str, y: Tensor, x: Any) -> None:
+    """Neither sample tensor may be bool (PyTorch refuses them)."""
     if y.dtype == bool_ or (isinstance(x, Tensor) and x.dtype == bool_):
         which = "`x` or `y`" if isinstance(x, Tensor) else "`y`"
         raise DTypeError(f"{op}: received a bool input for {which}, but bool is not supported. "
                          "Hint: convert with .float() first")
-    return dim_of(y, dim, op)
 
 
 def _check_points(op: str, x: Tensor, n: int) -> None:
@@ -77,8 +80,9 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Ten
         tensor(6.5000)
     """
     d = _dim("trapezoid", y, x, dx, dim)
-    if y.shape[d] == 0:
+    if y.shape[d] == 0:  # (before the bool check, as torch's: a bool y gives False)
         return y.new_zeros(tuple(s for i, s in enumerate(y.shape) if i != d))  # torch's dtype
+    _refuse_bool("trapezoid", y, x)
     if not isinstance(x, Tensor):  # (PyTorch's formula for a constant step: its rounding)
         return (y.sum(d) - (select(y, d, 0) + select(y, d, -1)) * 0.5) * _step(x, dx)
     return _areas("trapezoid", y, x, dx, dim).sum(d)
@@ -95,6 +99,7 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int =
         tensor([1.5000, 4.0000])
     """
     d = _dim("cumulative_trapezoid", y, x, dx, dim)
+    _refuse_bool("cumulative_trapezoid", y, x)
     if y.shape[d] == 0:
         if not isinstance(x, Tensor):
             return to_float(y)

@@ -177,10 +177,24 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         >>> ember.tensor([1.0, float("nan"), 2.0]).nansum()
         tensor(3.)
     """
+    _refuse_complex("nansum", input, dtype)
     x = input
     if x.dtype.is_floating_point:
         x = where(isnan(x), 0.0, x)
     return name_node(sum(x, dim, keepdim, dtype=dtype), "NansumBackward0")
+
+
+class ComplexNanSumError(DTypeError, NotImplementedError):
+    """A complex nansum or nanmean (PyTorch's CPU kernels have none: NotImplementedError for a
+    complex ``dtype=``, RuntimeError for a complex input)."""
+
+
+def _refuse_complex(op: str, input: Tensor, dtype: Any) -> None:
+    for what, d in (("input", input.dtype), ("dtype=", dtype)):
+        if d is not None and dtypes.to_dtype(d).is_complex:
+            raise ComplexNanSumError(f"{op}: complex {what} {dtypes.to_dtype(d).name} is not "
+                                     "supported, as in PyTorch. Hint: reduce the real and "
+                                     "imaginary parts apart")
 
 
 @method()
@@ -196,6 +210,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     if not input.dtype.is_floating_point:
         raise DTypeError(f"nanmean: expected a floating input, got {input.dtype.name}. Hint: "
                          "call .float() first")
+    _refuse_complex("nanmean", input, dtype)
     if dtype is not None and dtypes.to_dtype(dtype).category < dtypes.FLOAT:
         raise DTypeError(f"nanmean: dtype={dtypes.to_dtype(dtype).name} is not floating "
                          "point, and the mean's dtype must be. Hint: pass a floating dtype")
