@@ -113,13 +113,15 @@ def xlogy(ctx: Context, eqn: Eqn) -> str:
 @converter("logit")
 def logit(ctx: Context, eqn: Eqn) -> str:
     """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` first when ``eps`` is given
-    (by comparisons, so NaN stays NaN, as eagerly)."""
+    (by comparisons, so NaN stays NaN, and with the bounds in the dtype, as eagerly: float16's
+    ``1 - 1e-6`` is 1)."""
     dtype = eqn.outputs[0].dtype
     work = computed_in(dtype)
     p = ctx.cast(ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype, work)
     eps = eqn.params["eps"]
     if eps is not None:
-        lo, hi = ctx.scalar(eps, work), ctx.scalar(1.0 - eps, work)
+        lo = dtype.np.type(eps)
+        lo, hi = ctx.scalar(float(lo), work), ctx.scalar(float(dtype.np.type(1) - lo), work)
         p = ctx.node("Where", [ctx.node("Less", [p, lo]), lo,
                                ctx.node("Where", [ctx.node("Greater", [p, hi]), hi, p])])
     out = ctx.node("Log", [ctx.node("Div", [p, ctx.node("Sub", [ctx.scalar(1, work), p])])])
