@@ -363,7 +363,8 @@ def addc_half(ctx: Context, eqn: Eqn) -> str:
 def scaled_half(ctx: Context, eqn: Eqn) -> str:
     """float16/bfloat16 ``a + factor·b`` (add/sub with ``alpha``) as eager computes it:
     ``factor`` rounded to the half dtype, the product exact in float64 and the sum rounded
-    back through float32 (one rounding, as PyTorch's fused multiply-add)."""
+    back through float32 (one rounding, as PyTorch's fused multiply-add in its vector steps;
+    the tails and strided runs eager rounds ``factor·b`` first in are not told apart)."""
     out = eqn.outputs[0].dtype
     factor = float(np.asarray(float(eqn.params["factor"]), dtype=out.np))
     a, b = (ctx.cast(ctx.cast(ctx.value(v), v.dtype, _FLOAT32), _FLOAT32, float64)
