@@ -129,6 +129,23 @@ def test_bfloat16_pow_minus_half_rounds_the_root_in_scalar_steps_as_torch():
         np.testing.assert_array_equal(e.to(ember.float64).numpy(), t.double().numpy())
 
 
+@pytest.mark.parametrize("dtype, exponent", [("bfloat16", -0.5), ("complex64", -2)])
+def test_pow_scalar_steps_of_strided_and_broadcast_views_as_torch(dtype, exponent):
+    # (torch lays a view's result out in the view's order and vectorizes an innermost run
+    # along which the view is contiguous or broadcast; ember took x.T[:, :33]'s and
+    # x[:, :1].expand's runs as all scalar: bfloat16 ** -0.5 off in ~1 element of 5)
+    rng = np.random.default_rng(5)
+    views = [lambda x: x.T[:, :33], lambda x: x.T[1:, ::2], lambda x: x[:, :1].expand(40, 100),
+             lambda x: x.T[:, None, :7].expand(40, 3, 7), lambda x: x.permute(1, 0)[:20, :10]]
+    for view in views:
+        v = np.abs(rng.standard_normal((40, 40))) + 1j * rng.standard_normal((40, 40))
+        v = v.real if dtype == "bfloat16" else v
+        t = view(torch.tensor(v).to(getattr(torch, dtype)))
+        e = view(ember.tensor(v).to(getattr(ember, dtype)))
+        want = (t ** exponent).to(torch.complex128).numpy()
+        np.testing.assert_array_equal((e ** exponent).to(ember.complex128).numpy(), want)
+
+
 def _parts(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(z.real), np.asarray(z.imag)
 

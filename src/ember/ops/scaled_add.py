@@ -5,10 +5,10 @@ half dtype (rounding ``alpha * b`` first was an ulp off in 1 element of 8); its 
 ``grad`` and ``grad * alpha`` (``alpha`` a float32 there, as a number scaling a half tensor),
 each summed to its input's shape. Where its loop runs its scalar code instead (an innermost
 run not contiguous in every operand, and each run's tail past a multiple of 32 elements:
-:func:`_scalar_steps`), it rounds ``alpha * b`` to the half dtype first, and so does Ember;
-above 32768 elements PyTorch splits the loop among its threads (tails at the split points,
-thread-count dependent, are left fused). The optimizers' half updates (``p.add_(g,
-alpha=-lr)``) take the fused sum throughout (:func:`half_add`).
+:func:`ember.ops.torch_steps.scalar_steps`), it rounds ``alpha * b`` to the half dtype
+first, and so does Ember; above 32768 elements PyTorch splits the loop among its threads
+(tails at the split points, thread-count dependent, are left fused). The optimizers' half
+updates (``p.add_(g, alpha=-lr)``) take the fused sum throughout (:func:`half_add`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy as np
 from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
 from ember.ops.primitive import Primitive, primitive
+from ember.ops.torch_steps import scalar_steps
 
 __all__: list[str] = []
 
@@ -61,41 +62,6 @@ def half_add(xp: Any, a: Any, b: Any, alpha: float, out: Any = None) -> Any:
 _VECTOR = 32  # elements a vector step of PyTorch's half add takes (two float32 vectors)
 
 
-def _scalar_steps(out: Any, a: Any, b: Any) -> Any:
-    """Where PyTorch's loop computing ``out`` from ``a`` and ``b`` (broadcast to its shape)
-    runs its scalar code: a mask, or True for everywhere. Its innermost run is ``out``'s
-    dimension of least stride, coalesced outward with those that continue it in all three
-    arrays; the run takes vector steps of ``_VECTOR`` elements where ``out`` and both inputs
-    are contiguous along it (or one input is broadcast along it), its rest one element at a
-    time; a run not so is all scalar.
-
-    Example:
-        >>> x = np.zeros((2, 40), np.float16)
-        >>> _scalar_steps(x, x, x).nonzero()[1].tolist()  # (one run of 80: 64 in steps)
-        [24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39]
-        >>> _scalar_steps(x, x, np.zeros((40, 2), np.float16).T)  # (b's run is strided)
-        True
-    """
-    item = out.itemsize
-    dims = sorted((d for d in range(out.ndim) if out.shape[d] > 1),
-                  key=lambda d: -out.strides[d])
-    if not dims:
-        return True
-    inner = dims[-1]
-    if (out.strides[inner], a.strides[inner], b.strides[inner]) not in {
-            (item, item, item), (item, 0, item), (item, item, 0)}:
-        return True
-    index, run, last = np.zeros(out.shape, np.int64), 1, None
-    for d in reversed(dims):
-        if last is not None and any(x.strides[d] != x.strides[last] * out.shape[last]
-                                    for x in (out, a, b)):
-            break
-        index = index + np.arange(out.shape[d]).reshape(
-            [-1 if k == d else 1 for k in range(out.ndim)]) * run
-        run, last = run * out.shape[d], d
-    return index >= run - run % _VECTOR
-
-
 def _rounded_first(xp: Any, a: Any, b: Any, factor: float, out: Any = None) -> Any:
     """``a + factor * b`` of half arrays as PyTorch's scalar loop computes it: ``factor``
     rounded to their dtype, the product rounded to it, then the sum (into ``out`` if given)."""
@@ -124,7 +90,7 @@ class _HalfScaled(Primitive):
         r = in_operands_layout(xp, xp.empty(xp.broadcast_shapes(a.shape, b.shape), a.dtype),
                                a, b)  # (PyTorch's layout, its loop's order)
         a, b = xp.broadcast_arrays(a, b)
-        where = _scalar_steps(r, a, b)
+        where = scalar_steps(r, a, b, vector=_VECTOR)
         if where is True:
             return _rounded_first(xp, a, b, factor, out=r)
         half_add(xp, a, b, factor, out=r)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import compiled
+from ember.layouts import in_operands_layout
 from ember.ops.complex_reciprocal import complex_reciprocal
 from ember.ops.convert import _float16_looped
 from ember.ops.modulus_kernel import modulus32
@@ -32,7 +33,7 @@ def pow_shortcut(xp: Any, a: Any, exponent: float) -> Any:
     """``a ** exponent`` for an exponent of ``POW_SHORTCUTS`` as PyTorch's float32, float64
     and bfloat16 kernels compute it (float16's use pow): sqrt and 1/sqrt (so (-0) ** -0.5 is
     -inf and (-inf) ** 0.5 NaN; bfloat16's rounded once, but in its loop's scalar steps 1 / sqrt
-    rounds the root first: :func:`_scalar_loop`), ``x * x * x`` and ``1 / (x * x)``
+    rounds the root first: :func:`scalar_steps`), ``x * x * x`` and ``1 / (x * x)``
     (each step rounded: power's one rounding was an ulp off at times).
 
     Example:
@@ -88,43 +89,51 @@ def _bfloat16_sqrt(xp: Any, x: Any) -> Any:
 
 def _in_scalar_steps(a: Any, out: Any, step: Any) -> None:
     """Writes ``step(a)`` into ``out`` (``a``'s shape, and layout where ``a`` is C-contiguous)
-    where PyTorch's loop runs its scalar code (:func:`_scalar_loop`), whose rounding differs
+    where PyTorch's loop runs its scalar code (:func:`scalar_steps`), whose rounding differs
     from its vector steps'; below ``_GRAIN`` elements only."""
     if a.size >= _GRAIN:
         return
+    vector = _VECTOR_BYTES // a.itemsize
     if a.flags.c_contiguous:  # (the last elements of a vector step's multiple)
-        where, a, out = slice(a.size - a.size % (_VECTOR_BYTES // a.itemsize), None), \
-            a.reshape(-1), out.reshape(-1)
-    else:
-        where = _scalar_loop(a)
+        where, a, out = slice(a.size - a.size % vector, None), a.reshape(-1), out.reshape(-1)
+    else:  # (PyTorch's result: a's layout if dense, else dense in a's order)
+        where = scalar_steps(in_operands_layout(np, np.empty(a.shape, a.dtype), a), a,
+                             vector=vector)
     out[where] = step(a[where])
 
 
-def _scalar_loop(a: Any) -> Any:
-    """Where PyTorch's elementwise loop over ``a`` runs its scalar code: it runs the dimension
-    ``a``'s memory is contiguous along (coalesced with those outside it that continue it; all
-    of a dense array, in memory order) in vector steps of ``_VECTOR_BYTES`` and the rest of
-    each run one element at a time; a run not contiguous is all scalar.
+def scalar_steps(out: Any, *inputs: Any, vector: int) -> Any:
+    """Where PyTorch's CPU elementwise loop computing ``out`` from ``inputs`` (broadcast to
+    its shape) runs its scalar code: a mask, or True for everywhere. Its innermost run is
+    ``out``'s dimension of least stride, coalesced outward with those that continue it in
+    every array; the run takes vector steps of ``vector`` elements where ``out`` and the
+    inputs are contiguous along it (one input may be broadcast along it), its rest one
+    element at a time; a run not so is all scalar.
 
     Example:
-        >>> _scalar_loop(np.zeros((2, 18))[:, :17]).nonzero()[1].tolist()  # (16 a step)
-        [16, 16]
+        >>> x = np.zeros((2, 40), np.float16)
+        >>> scalar_steps(x, x, x, vector=32).nonzero()[1].tolist()  # (one run of 80)
+        [24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39]
+        >>> scalar_steps(x, x, np.zeros((40, 2), np.float16).T, vector=32)  # (strided)
+        True
     """
-    vector = _VECTOR_BYTES // a.itemsize
-    order = np.argsort([-abs(st) for st in a.strides], kind="stable")
-    dense = a.transpose(order)
-    if dense.flags.c_contiguous:  # (one run over the memory)
-        n = a.size
-        flat = np.arange(n) >= n - n % vector
-        return flat.reshape(dense.shape).transpose(np.argsort(order))
-    if a.strides[-1] != a.itemsize:
-        return np.ones(a.shape, bool)
-    run = a.shape[-1]
-    for d in range(a.ndim - 2, -1, -1):
-        if a.strides[d] != run * a.itemsize:
+    arrays = (out, *inputs)
+    dims = sorted((d for d in range(out.ndim) if out.shape[d] > 1),
+                  key=lambda d: -out.strides[d])
+    if not dims:
+        return True
+    inner = [x.strides[dims[-1]] / x.itemsize for x in arrays]
+    if inner[0] != 1 or not set(inner) <= {0, 1} or inner.count(0) > 1:
+        return True
+    index, run, last = np.zeros(out.shape, np.int64), 1, None
+    for d in reversed(dims):
+        if last is not None and any(x.strides[d] != x.strides[last] * out.shape[last]
+                                    for x in arrays):
             break
-        run *= a.shape[d]
-    return (np.arange(a.size) % run >= run - run % vector).reshape(a.shape)
+        index = index + np.arange(out.shape[d]).reshape(
+            [-1 if k == d else 1 for k in range(out.ndim)]) * run
+        run, last = run * out.shape[d], d
+    return index >= run - run % vector
 
 
 # quotients below which NumPy's once-rounded float32 floor division is the half dtype's
