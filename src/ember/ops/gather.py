@@ -110,24 +110,26 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     return take_along(input, dim, index)
 
 
-def take_along(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def take_along(input: Tensor, dim: int, index: Tensor, wide: bool = True) -> Tensor:
     """:func:`gather` for all dtypes: the values of ``sort`` and ``topk`` at their indices
-    (PyTorch sorts uint16, uint32 and uint64 tensors, but gathers none)."""
+    (PyTorch sorts uint16, uint32 and uint64 tensors, but gathers none). With ``wide``
+    (gather's) a half float's gradient sums in float32, rounded once; without, step by step
+    in the half type (max pooling's with indices, as torch's)."""
     dim, index = _check_gather("gather", input, dim, index)
     a, i = input._data, index._data
     if i.size == 0:
         flat = apply(Reshape, input, shape=(a.size,))
         return reshape(apply(Index, flat, reshape(index, (0,)), dims=(0,)), i.shape)
     if a.ndim == 0 or i.ndim == 0:
-        out = take_along(_as_1d(input), 0, _as_1d(index))
+        out = take_along(_as_1d(input), 0, _as_1d(index), wide)
         return apply(Slice, out, index=(0,)) if i.ndim == 0 else out
     # one flat take: about twice as fast as the grid; it reads the index's values, which a
     # transform (vmap, tracing) must see as ops, so it is for eager execution only
     if DISPATCH.handler is None and a.flags.c_contiguous:
         flat = apply(Reshape, input, shape=(a.size,))
-        return apply(Index, flat, _flat_positions(a.shape, dim, index), dims=(0,), wide=True)
+        return apply(Index, flat, _flat_positions(a.shape, dim, index), dims=(0,), wide=wide)
     return apply(Index, input, *_grid(index.shape, dim, index), dims=tuple(range(input.ndim)),
-                 wide=True)
+                 wide=wide)
 
 
 def _flat_positions(shape: tuple, dim: int, index: Tensor) -> Tensor:

@@ -38,6 +38,7 @@ from ember.ops.adaptive_avg_pool import adaptive_bounds, pooled_size
 from ember.ops.channels_last_view import channels_back, pixels_first
 from ember.ops.convert import HALF, float32_under_autocast
 from ember.ops.creation import zeros
+from ember.ops.gather import take_along
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
 from ember.ops.op_errors import complex_error
 from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats, window_sums
@@ -345,8 +346,9 @@ def _gather_max(x: Tensor, indices: Tensor, added: bool, return_indices: bool,
     n, c = x.shape[:2]
     mask = None if empty is None else _wrap(x.device.xp.asarray(empty), x.device)
     read = indices if mask is None else indices.masked_fill(mask, 0)
-    values = x.reshape((n, c, prod(x.shape[2:]))).gather(
-        2, read.reshape((n, c, prod(indices.shape[2:]))))
+    # (the gradient adds in a half type step by step, as torch's max-pool backward)
+    values = take_along(x.reshape((n, c, prod(x.shape[2:]))), 2,
+                        read.reshape((n, c, prod(indices.shape[2:]))), wide=False)
     values = values.reshape(indices.shape)
     if mask is not None:
         values = values.masked_fill(mask, dtypes.extreme(x.dtype))
