@@ -13,10 +13,8 @@ def _x(m):
     return m.arange(20.0).reshape(4, 5)
 
 
-@pytest.mark.parametrize("key", [lambda: range(0, 4, 2), lambda: (range(2), range(1, 3)),
-                                 lambda: (slice(None), range(0)), lambda: (1, range(4, 0, -2))])
-def test_range_index_reads_and_writes_as_torch(key) -> None:
-    # (a range was refused: "cannot index with an object of type range")
+def _reads_and_writes_as_torch(key) -> None:
+    """``x[key()]`` and ``x[key()] = -1`` give torch's shape and values."""
     want, got = _x(torch)[key()], _x(ember)[key()]
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
@@ -24,6 +22,13 @@ def test_range_index_reads_and_writes_as_torch(key) -> None:
     t[key()] = -1.0
     e[key()] = -1.0
     np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("key", [lambda: range(0, 4, 2), lambda: (range(2), range(1, 3)),
+                                 lambda: (slice(None), range(0)), lambda: (1, range(4, 0, -2))])
+def test_range_index_reads_and_writes_as_torch(key) -> None:
+    # (a range was refused: "cannot index with an object of type range")
+    _reads_and_writes_as_torch(key)
 
 
 @pytest.mark.parametrize("index", [[0, 0], []])
@@ -99,13 +104,7 @@ def test_a_list_holding_ranges_or_arrays_indexes_as_a_tuple_as_torch(key) -> Non
     # (torch reads a short list as a tuple of indices when an item is a sequence, and a
     # range or an ndarray is one: x[[range(2), range(2)]] gave (2, 2, 5), torch's (2,);
     # x[[range(2), 1]] raised)
-    want, got = _x(torch)[key()], _x(ember)[key()]
-    assert tuple(got.shape) == tuple(want.shape)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
-    t, e = _x(torch), _x(ember)
-    t[key()] = -1.0
-    e[key()] = -1.0
-    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    _reads_and_writes_as_torch(key)
 
 
 def _grad(m, w, out):
