@@ -393,6 +393,8 @@ def test_linear_weight_gradient_is_c_ordered_without_a_copy():
     ((2, 3), [0, 1], (3, 4), [1, 2], [0, 2]), ((2, 3), [0, 1], (3, 4), [1, 2]),
     ((2, 5, 3), [Ellipsis, 1], [1]), ((2, 5, 3), [0, Ellipsis], [Ellipsis]),
     ((2, 3), [0, 30], [30, 0]),
+    # an implied output orders subscripts by number across 25|26 (was by letter: a-z, A-Z)
+    ((2, 3), [51, 0]), ((2, 3), [26, 25]), ((2, 3), [25, 26]), ((2, 3), [30, 4], (3, 5), [4, 1]),
 ])
 def test_einsum_sublist_form_matches_torch(args):
     values = [np.arange(np.prod(a), dtype=np.float64).reshape(a) if isinstance(a, tuple)

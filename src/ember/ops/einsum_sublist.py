@@ -27,7 +27,9 @@ def sublist_equation(args: tuple) -> tuple[str, tuple]:
             if not 0 <= k < 52:
                 raise ArgumentError(f"einsum: subscripts in a sublist must be ints in [0, 52) "
                                     f"or ..., got {s!r}")
-            out.append(chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26))
+            # (0-25 as A-Z and 26-51 as a-z: letter order is number order, so an implied
+            # output lists its subscripts by number, as PyTorch's)
+            out.append(chr(ord("A") + k) if k < 26 else chr(ord("a") + k - 26))
         return "".join(out)
 
     operands, terms = args[0::2], args[1::2]
