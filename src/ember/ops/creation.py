@@ -307,22 +307,24 @@ def empty(*sizes: Any, size: Any = NO_SIZE, dtype: Any = None, device: Any = Non
                  memory_format)
 
 
-def fill_number(value: Tensor) -> Any:
+def fill_number(value: Tensor | np.ndarray) -> Any:
     """The number a fill tensor stands for, as PyTorch's parser reads a number argument: a 0-d
-    tensor that requires no grad; any other is refused, naming the op and argument (a
-    one-element 1-D tensor filled silently; a fill that requires grad would drop its graph).
+    tensor that requires no grad; any other, and any NumPy array, is refused, naming the op
+    and argument (a one-element 1-D tensor or array filled silently; a fill that requires grad
+    would drop its graph).
 
     Example:
         >>> fill_number(ember.tensor(3))
         3
     """
-    if value.ndim or value.requires_grad:
+    if isinstance(value, np.ndarray) or value.ndim or value.requires_grad:
         op, name, _, _ = argument_of(value) or ("full", "fill_value", "", None)
-        what = (f"a Tensor of shape {describe(value.shape, value.dtype)}" if value.ndim else
-                "a 0-d Tensor that requires grad")
+        kind = "a numpy.ndarray" if isinstance(value, np.ndarray) else "a Tensor"
+        what = (f"{kind} of shape {describe(value.shape, value.dtype)}"
+                if value.ndim or kind != "a Tensor" else "a 0-d Tensor that requires grad")
+        keep = "" if kind != "a Tensor" else f" (or {name}.expand(size) to keep its gradient)"
         raise ArgumentTypeError(f"{op}(): argument '{name}' must be a number, not {what}. Hint: "
-                                f"pass {name}.item() (or {name}.expand(size) to keep its "
-                                f"gradient)")
+                                f"pass {name}.item(){keep}")
     return value.item()
 
 
@@ -335,7 +337,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
         ember.int64
     """
     check_strided("full", layout)
-    if isinstance(fill_value, Tensor):  # (an int8 0-d tensor fills int64, as its number)
+    if isinstance(fill_value, Tensor | np.ndarray):  # (an int8 0-d tensor fills int64)
         fill_value = fill_number(fill_value)
     if dtype is None or type(fill_value) not in (int, float, bool):  # (with a dtype too: None
         try:  # made an uninitialised tensor, [5, 6] filled the shape (2,) with 5 and 6)
@@ -413,7 +415,7 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
               memory_format: memory_format | None = None) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape, dtype, device and layout
     (``memory_format``)."""
-    if isinstance(fill_value, Tensor):
+    if isinstance(fill_value, Tensor | np.ndarray):
         fill_value = fill_number(fill_value)
     elif not isinstance(fill_value, numbers.Number) and getattr(fill_value, "ndim", 1):
         raise not_a_number(fill_value)  # (a sequence would broadcast into input's shape)

@@ -30,7 +30,7 @@ from ember.layouts import (
     order_of,
     suggested_format,
 )
-from ember.ops.convert import contiguous, float32_under_autocast
+from ember.ops.convert import HALF, contiguous, float32_under_autocast
 from ember.ops.creation import full, zeros
 from ember.ops.forwarding import check_tensors
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
@@ -291,9 +291,11 @@ class PadGather(Primitive):
     """Reflect, replicate or circular padding of adjacent dims ``plan`` ((size, before,
     after) each), flattened into dim ``dim`` of the input. Reflect and replicate pads (none
     negative, :func:`~ember.ops.pad_fold.folds`) run by slices: ``np.pad`` forward and
-    ``pad_fold`` backward. The rest (circular, and negative pads: crops) is one gather whose
-    backward rebuilds the positions and adds through them (``index_put``). Saves nothing
-    (a saved vector of positions was twice an input with one image plane)."""
+    ``pad_fold`` backward. The rest (circular, and negative pads: crops) is one gather;
+    circular's backward folds slabs in PyTorch's order (``pad_fold``), the others' rebuilds
+    the positions and adds through them (``index_put``), as do float16/bfloat16 reflect and
+    replicate gradients: PyTorch's sum in the half dtype step by step, in output order.
+    Saves nothing (a saved vector of positions was twice an input with one image plane)."""
 
     name = "pad_gather"
     limited_dtypes = dtypes.ALL_LIMITED
@@ -311,12 +313,14 @@ class PadGather(Primitive):
         return TensorSpec(tuple(shape), x.dtype)
 
     def vjp(self, ctx, g):
-        if folds(ctx.params["plan"], ctx.params["mode"]):
+        mode, half = ctx.params["mode"], g.dtype in HALF
+        if mode == "circular" or (folds(ctx.params["plan"], mode) and not half):
             return apply(PadFold, g, **ctx.params)
         x, dim, dev = ctx.inputs[0], ctx.params["dim"], _index_device(g._device)
         flat = _wrap(flat_positions(dev.xp, ctx.params["plan"], ctx.params["mode"]), dev)
         base = zeros(x.shape, dtype=g.dtype, device=g.device)
-        return apply(IndexPut, base, g, flat, basic=(), dims=(dim,), mode="add")
+        return apply(IndexPut, base, g, flat, basic=(), dims=(dim,), mode="add",
+                     wide=False)  # (half sums step by step in output order, as PyTorch's)
 
     def jvp(self, ctx, dx):
         return apply(PadGather, dx, **ctx.params)

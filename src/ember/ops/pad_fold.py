@@ -1,5 +1,6 @@
 """Reflect and replicate padding of a backend array by slices, and its gradient folded back
-by slices (:class:`ember.ops.pad.PadGather`'s fast path, pads not negative).
+by slices (:class:`ember.ops.pad.PadGather`'s fast path, pads not negative); circular
+padding's gradient too, in PyTorch's order of sums.
 
 A gather through a position vector reads an index per element and its gradient adds each
 element through one (``np.add.at``'s scalar loop); copying the interior and the mirrored or
@@ -45,8 +46,11 @@ def pad_slices(xp: Any, x: Any, dim: int, plan: tuple, mode: str) -> Any:
 def fold_slices(xp: Any, g: Any, dim: int, plan: tuple, mode: str) -> Any:
     """The gradient of :func:`pad_slices` from the padded gradient ``g``: its interior (one
     copy), plus each border slab added where it was read (mirrored, or summed onto the
-    edge)."""
+    edge); circular padding's as :func:`_fold_circular`."""
     g = _unflat(g, dim, tuple(n + b + a for n, b, a in plan))
+    if mode == "circular":
+        return _fold_circular(xp, g, dim, plan).reshape(
+            g.shape[:dim] + (prod(n for n, _, _ in plan),) + g.shape[dim + len(plan):])
     out = _fold(xp, g, [(dim + k, *p) for k, p in enumerate(plan)], mode)
     return out.reshape(g.shape[:dim] + (prod(n for n, _, _ in plan),) + g.shape[dim + len(plan):])
 
@@ -70,4 +74,30 @@ def _fold(xp: Any, g: Any, axes: list, mode: str) -> Any:
         else:
             out[_index({axis: slice(0, 1)})] += head.sum(axis, keepdims=True)
             out[_index({axis: slice(n - 1, n)})] += tail.sum(axis, keepdims=True)
+    return out
+
+
+def _fold_circular(xp: Any, g: Any, dim: int, plan: tuple) -> Any:
+    """Circular padding's gradient from the padded ``g`` (its dims unflattened) in PyTorch's
+    order of sums, which rounds each in a half dtype: its circular pad copies the interior,
+    then per dim, last first, the left border from the interior's right end and the right
+    border from its left end (corners copied again), so its gradient adds each dim's right
+    border, then its left, onto their sources, first dim first, and crops the interior (into
+    zeros where a negative pad cropped the input)."""
+    g = xp.array(g, order="C")
+    inner, cropped = {}, {}
+    for k, (n, before, after) in enumerate(plan):
+        axis, size = dim + k, n + before + after
+        left, right = max(before, 0), max(after, 0)
+        if after > 0:
+            g[_index({axis: slice(left, left + after)})] += g[_index({axis: slice(size - after,
+                                                                                  size)})]
+        if before > 0:
+            g[_index({axis: slice(size - before - right, size - right)})] += g[
+                _index({axis: slice(0, before)})]
+        inner[axis] = slice(left, size - right)
+        cropped[axis] = slice(max(-before, 0), n - max(-after, 0))
+    out = xp.zeros(g.shape[:dim] + tuple(n for n, _, _ in plan) + g.shape[dim + len(plan):],
+                   g.dtype)
+    out[_index(cropped)] = g[_index(inner)]
     return out
