@@ -76,7 +76,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
         >>> F.pairwise_distance(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0]]))
         tensor([5.0000])
     """
-    return vector_norm(x1 - x2 + eps, p, -1, keepdim)
+    # (eps a float, as PyTorch reads it: integer inputs with eps=0 turn floating too)
+    return vector_norm(x1 - x2 + as_float(eps, "pairwise_distance", "eps"), p, -1, keepdim)
 
 
 _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",

@@ -37,6 +37,7 @@ from ember.ops.index_checks import (
 )
 from ember.ops.indexing import FULL, Index, IndexPut, Slice, as_values
 from ember.ops.inplace import bind_inplace
+from ember.ops.int_args import as_int
 from ember.ops.primitive import (
     DISPATCH,
     Primitive,
@@ -428,9 +429,13 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     if input.dtype is not dtypes.int64:
         raise DTypeError(f"one_hot: only applicable to index tensors of dtype int64, got "
                          f"{dtype_name('one_hot', 'input', input)}")
+    num_classes = as_int(num_classes, "one_hot", "num_classes")
     if input.numel() == 0 and num_classes <= 0:  # (PyTorch's rule: 0 too)
         raise ShapeError(f"one_hot: cannot infer the number of classes from an empty "
                          f"tensor (num_classes={num_classes}); pass num_classes > 0")
+    if num_classes < -1:
+        raise ArgumentError(f"one_hot: num_classes must be -1 (one more than the largest "
+                            f"class value) or a count of classes, got {num_classes}")
     if num_classes == -1:
         num_classes = _class_count(input)
     checked = class_indices(input, num_classes, "one_hot", what="class value")

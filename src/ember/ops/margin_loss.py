@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.errors import ArgumentError, DTypeError, ShapeError, is_complex_input
 from ember.ops.activations import logsigmoid
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, float32_under_autocast
@@ -163,7 +163,10 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     """
     op = "cosine_embedding_loss"
     reduction = _reduction(op, size_average, reduce, reduction)
-    _check_float(op, input1)
+    for name, x in (("input1", input1), ("input2", input2)):
+        if is_complex_input(op, name, x):  # (integer and bool inputs give a float loss)
+            raise DTypeError(f"{op}: expected a real {name}, got {x.dtype.name}. Hint: pass "
+                             f"x.abs() or view_as_real(x)")
     if target.ndim > 1 or not input1.ndim == input2.ndim == target.ndim + 1:
         raise ShapeError(f"{op}: expected inputs of shape (D,) with a 0-d target or (N, D) "
                          f"with a (N,) target, got {tuple(input1.shape)}, "
