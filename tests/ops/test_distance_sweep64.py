@@ -75,3 +75,28 @@ def test_one_hot_takes_a_zero_dim_integer_tensor_for_num_classes():
     got = F.one_hot(ember.tensor([0, 2]), ember.tensor(4))
     np.testing.assert_array_equal(got.numpy(),
                                   TF.one_hot(torch.tensor([0, 2]), torch.tensor(4)).numpy())
+
+
+@pytest.mark.parametrize("eps", [-1.0, float("nan")])
+def test_cosine_similarity_refuses_a_negative_eps(eps):
+    # (eps=-1 gave NaN for a zero vector, silently)
+    with pytest.raises(ember.errors.ArgumentError, match="cosine_similarity: eps must be non-neg"):
+        F.cosine_similarity(ember.zeros(2, 3), ember.ones(2, 3), eps=eps)
+    with pytest.raises(RuntimeError, match="eps must be non-negative"):
+        TF.cosine_similarity(torch.zeros(2, 3), torch.ones(2, 3), eps=eps)
+
+
+@pytest.mark.parametrize("dim", [(0, 1), 1.0])
+def test_cosine_similarity_dim_must_be_an_int(dim):
+    # (dim=(0, 1) summed over both dimensions, a 0-d result)
+    with pytest.raises(TypeError, match="cosine_similarity: dim must be an int"):
+        F.cosine_similarity(ember.ones(2, 3), ember.ones(2, 3), dim=dim)
+    with pytest.raises(TypeError):
+        TF.cosine_similarity(torch.ones(2, 3), torch.ones(2, 3), dim=dim)
+
+
+def test_cosine_similarity_module_takes_eps_zero_and_a_zero_dim_tensor_dim():
+    x, y = np.eye(3)[:2], np.ones((2, 3))
+    got = ember.nn.CosineSimilarity(dim=ember.tensor(1), eps=0)(ember.tensor(x), ember.tensor(y))
+    want = torch.nn.CosineSimilarity(dim=1, eps=0)(torch.tensor(x), torch.tensor(y))
+    _same(got, want)

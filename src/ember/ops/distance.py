@@ -14,7 +14,7 @@ from ember.ops.compare import eq, isinf
 from ember.ops.convert import cast, float32_under_autocast
 from ember.ops.forwarding import check_tensors, hands_over
 from ember.ops.gather import index_select
-from ember.ops.int_args import as_float
+from ember.ops.int_args import as_float, as_int
 from ember.ops.linalg import matmul
 from ember.ops.norms import _root, _vector_norm, vector_norm
 from ember.ops.reduce import amax
@@ -62,6 +62,10 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         >>> F.cosine_similarity(ember.tensor([[1.0, 0.0]]), ember.tensor([[1.0, 1.0]]))
         tensor([0.7071])
     """
+    op = "cosine_similarity"
+    dim, eps = as_int(dim, op, "dim"), as_float(eps, op, "eps")  # (a tuple dim summed both)
+    if not eps >= 0:  # (a negative one gave NaN for a zero vector)
+        raise ArgumentError(f"{op}: eps must be non-negative, got {eps}")
     x1, x2 = broadcast_tensors(*_as_floating(x1, x2))
     return _sum(x1 / _clamped_norm(x1, dim, eps) * (x2 / _clamped_norm(x2, dim, eps)), dim)
 
