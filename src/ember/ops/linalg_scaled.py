@@ -149,18 +149,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
         >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3))
         tensor([4., 4.])
     """
-    scales = _half_scales("addmv", (input, mat, vec), beta, alpha)
-    if scales is None or not scales[1] or half_product(mat) is None or mat.ndim != 2 or not (
-            mat.stride(1) == 1 != mat.stride(0)) or not mat.shape[1]:
-        return scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
-    # a half row-major mat (a nonzero alpha, a nonempty product): PyTorch's rounds beta * input
-    # to the half type, adds alpha times the float32 product (a dot per row), rounds once more
-    beta, alpha = scales
-    _expect_ndim("addmv", ("mat", mat, 2), ("vec", vec, 1))
-    wide = wide_matmul(mat, vec)
-    scaled = input if beta in (0, 1) else input * beta
-    return cast(scaled_sum("addmv", cast(scaled, wide.dtype), wide, 1 if beta else 0, alpha),
-                mat.dtype)
+    return scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
 @method()
@@ -172,29 +161,20 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
         >>> ember.addr(ember.zeros(2, 3), ember.ones(2), ember.ones(3)).shape
         ember.Size([2, 3])
     """
-    scales = _half_scales("addr", (input, vec1, vec2), beta, alpha)
-    if scales is not None:  # (PyTorch's kernel: beta * input + (alpha * vec1) * vec2, each
-        beta, alpha = scales  # step rounded to the half type)
+    low = vec1.dtype
+    if low in (dtypes.float16, dtypes.bfloat16) and input.dtype is low is vec2.dtype and all(
+            isinstance(v, (int, float, np.integer, np.floating)) for v in (beta, alpha)):
+        b0, a0 = beta, alpha
+        # PyTorch's kernel takes beta and alpha in the half type and rounds after each step:
+        # beta * input + (alpha * vec1) * vec2
+        with np.errstate(over="ignore"):
+            beta, alpha = (float(np.asarray(v, low.np)) for v in (beta, alpha))
+        if np.isinf((beta, alpha)).any() and np.isfinite(np.asarray((b0, a0), float)).all():
+            raise ArgumentError(f"addr: beta={b0} or alpha={a0} overflows {low.name}, the "
+                                f"tensors' dtype, as in PyTorch. Hint: convert them with .float()")
         if alpha != 1:
             vec1, alpha = vec1 * alpha, 1
     return scaled_sum("addr", input, outer(vec1, vec2), beta, alpha, promotes=True)
-
-
-def _half_scales(op: str, tensors: tuple, beta: Any, alpha: Any) -> tuple | None:
-    """``beta`` and ``alpha`` rounded to the tensors' one float16/bfloat16 dtype, as PyTorch's
-    ``addr``/``addmv`` kernels take them (one that overflows is refused, as there); None for
-    other dtypes or scales."""
-    low = tensors[0].dtype
-    if low not in (dtypes.float16, dtypes.bfloat16) or DISPATCH.casting or any(
-            t.dtype is not low or not _dense(t) for t in tensors) or not all(
-            isinstance(v, (int, float, np.integer, np.floating)) for v in (beta, alpha)):
-        return None
-    with np.errstate(over="ignore"):
-        scales = tuple(float(np.asarray(v, low.np)) for v in (beta, alpha))
-    if np.isinf(scales).any() and np.isfinite(np.asarray((beta, alpha), float)).all():
-        raise ArgumentError(f"{op}: beta={beta} or alpha={alpha} overflows {low.name}, the "
-                            f"tensors' dtype, as in PyTorch. Hint: convert them with .float()")
-    return scales
 
 
 bind_inplace(addmm_=addmm, baddbmm_=baddbmm, addbmm_=addbmm, addmv_=addmv, addr_=addr)
