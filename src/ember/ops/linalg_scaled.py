@@ -162,8 +162,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
         ember.Size([2, 3])
     """
     low = vec1.dtype
-    if low in (dtypes.float16, dtypes.bfloat16) and input.dtype is low is vec2.dtype and all(
-            isinstance(v, (int, float, np.integer, np.floating)) for v in (beta, alpha)):
+    if low in (dtypes.float16, dtypes.bfloat16) and input.dtype is low is vec2.dtype:
         b0, a0 = beta, alpha
         # PyTorch's kernel takes beta and alpha in the half type and rounds after each step:
         # beta * input + (alpha * vec1) * vec2
