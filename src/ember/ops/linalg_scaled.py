@@ -161,18 +161,6 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
         >>> ember.addr(ember.zeros(2, 3), ember.ones(2), ember.ones(3)).shape
         ember.Size([2, 3])
     """
-    low = vec1.dtype
-    if low in (dtypes.float16, dtypes.bfloat16) and input.dtype is low is vec2.dtype:
-        b0, a0 = beta, alpha
-        # PyTorch's kernel takes beta and alpha in the half type and rounds after each step:
-        # beta * input + (alpha * vec1) * vec2
-        with np.errstate(over="ignore"):
-            beta, alpha = (float(np.asarray(v, low.np)) for v in (beta, alpha))
-        if np.isinf((beta, alpha)).any() and np.isfinite(np.asarray((b0, a0), float)).all():
-            raise ArgumentError(f"addr: beta={b0} or alpha={a0} overflows {low.name}, the "
-                                f"tensors' dtype, as in PyTorch. Hint: convert them with .float()")
-        if alpha != 1:
-            vec1, alpha = vec1 * alpha, 1
     return scaled_sum("addr", input, outer(vec1, vec2), beta, alpha, promotes=True)
 
 
