@@ -127,14 +127,6 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
     if b != b2 or m != m2:
         raise ShapeError(f"addbmm: batch1 {tuple(batch1.shape)} and batch2 "
                          f"{tuple(batch2.shape)} need equal batch sizes and inner sizes")
-    if b and _dense(batch1) and _dense(input) and half_product(batch1) is not None and (
-            DISPATCH.casting or input.dtype is batch1.dtype is batch2.dtype):
-        # half: PyTorch's adds one batch's product at a time into the half result (beta on
-        # the first only), each rounded once from float32, so the sum rounds b times
-        out = input
-        for i in range(b):
-            out = addmm(out, batch1[i], batch2[i], beta=beta if i == 0 else 1, alpha=alpha)
-        return out
     # the batch sum is one GEMM over the batch and inner dims together: (n, b·m) @ (b·m, p)
     summed = mm(reshape(transpose(batch1, 0, 1), (n, b * m)), reshape(batch2, (b * m, p)))
     return scaled_sum("addbmm", input, summed, beta, alpha)
