@@ -61,31 +61,22 @@ def _runs(xp: Any, indices: Any) -> tuple[Any, Any, Any, Any]:
     return order, distinct, starts, counts
 
 
-def _numba_kernels(xp: Any, indices: Any) -> tuple | None:
-    """numba's embedding kernels and the flat int32/int64 ``indices`` they take, or None where
-    they do not run (no NumPy arrays, numba off or not installed)."""
-    if xp is not np or not compiled.numba_enabled():
-        return None
-    kernels = compiled.load(_KERNELS)
-    if kernels is None:
-        return None
-    flat = indices.reshape(-1)
-    if flat.dtype not in (np.int32, np.int64):
-        flat = flat.astype(np.int64)
-    return kernels, np.ascontiguousarray(flat)
-
-
 def _added_in_numba(xp: Any, grad: Any, indices: Any, out: Any) -> bool:
     """Adds the rows of ``grad`` (…, dim) into ``out``'s at ``indices`` with numba's kernel,
     if it takes them (float32/float64 NumPy arrays); returns whether it did."""
-    found = _numba_kernels(xp, indices) if grad.dtype in (np.float32, np.float64) else None
-    if found is None:
+    if xp is not np or grad.dtype not in (np.float32, np.float64) or \
+            not compiled.numba_enabled():
         return False
-    kernels, flat = found
+    kernels = compiled.load(_KERNELS)
+    if kernels is None:
+        return False
+    flat = indices.reshape(-1)
+    if flat.dtype not in (np.int32, np.int64):
+        flat = flat.astype(np.int64)
     rows = np.ascontiguousarray(grad).reshape(-1, out.shape[1])
     if not rows.flags.aligned:  # (the kernel's signatures)
         return False
-    bad = kernels.add_rows_at(rows, flat, out)
+    bad = kernels.add_rows_at(rows, np.ascontiguousarray(flat), out)
     if bad >= 0:
         raise _out_of_range(indices.reshape(-1)[bad], grad, indices, out.shape[0])
     return True
@@ -168,17 +159,21 @@ def _half_added_in_numba(xp: Any, grad: Any, indices: Any, out: Any, scaled: boo
     """:func:`_half_rows_added` by numba's kernel, one pass over the lookups in order (the
     same bits; a NaN met by a NaN keeps out's, where NumPy's choice varies by column), if it
     runs (NumPy arrays); returns whether it did."""
-    found = _numba_kernels(xp, indices)
-    if found is None:
+    if xp is not np or not compiled.numba_enabled():
         return False
-    kernels, flat = found
+    kernels = compiled.load(_KERNELS)
+    if kernels is None:
+        return False
+    flat = indices.reshape(-1)
+    if flat.dtype not in (np.int32, np.int64):
+        flat = flat.astype(np.int64)
     n, dim = out.shape
     rows = np.ascontiguousarray(grad).reshape(-1, dim).view(np.uint16)
     if not rows.flags.aligned:  # (the kernel's signatures)
         return False
     counts = np.bincount(flat, minlength=n) if scaled else np.ones(n)
     alpha = (1.0 / np.maximum(counts, 1)).astype(out.dtype).astype(np.float32)
-    kernels.add_half_rows_at(rows, flat, alpha, _widened(out.dtype),
+    kernels.add_half_rows_at(rows, np.ascontiguousarray(flat), alpha, _widened(out.dtype),
                              out.dtype != np.float16, dim - dim % 32, out.view(np.uint16))
     return True
 
