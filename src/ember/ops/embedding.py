@@ -6,15 +6,12 @@ Two primitives, each the other's transpose: ``embedding`` (a row gather) and
 scatter-add is one pass of numba (:mod:`ember.ops.embedding_numba`) where it applies, else
 vectorised by sorting: repeated indices become runs summed with one ``add.reduceat``, which
 also counts them for ``scale_grad_by_freq`` (its sums may differ from numba's in the last
-bit: it adds a run's terms in another order). float16/bfloat16 rows are added one rounded
-step a lookup, in order, as PyTorch's (numba's pass, else NumPy's steps: the same bits). The
-``padding_idx`` row gets no gradient.
+bit: it adds a run's terms in another order). The ``padding_idx`` row gets no gradient.
 """
 
 from __future__ import annotations
 
 import math
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -147,37 +144,6 @@ def _half_rows_added(xp: Any, grad: Any, indices: Any, out: Any, scaled: bool) -
         out[k] = total
 
 
-@cache
-def _widened(dtype: np.dtype) -> np.ndarray:
-    """The float32 of each of the 65536 float16 (or bfloat16) bit patterns, read-only."""
-    table = np.arange(1 << 16, dtype=np.uint16).view(dtype).astype(np.float32)
-    table.flags.writeable = False
-    return table
-
-
-def _half_added_in_numba(xp: Any, grad: Any, indices: Any, out: Any, scaled: bool) -> bool:
-    """:func:`_half_rows_added` by numba's kernel, one pass over the lookups in order (the
-    same bits; a NaN met by a NaN keeps out's, where NumPy's choice varies by column), if it
-    runs (NumPy arrays); returns whether it did."""
-    if xp is not np or not compiled.numba_enabled():
-        return False
-    kernels = compiled.load(_KERNELS)
-    if kernels is None:
-        return False
-    flat = indices.reshape(-1)
-    if flat.dtype not in (np.int32, np.int64):
-        flat = flat.astype(np.int64)
-    n, dim = out.shape
-    rows = np.ascontiguousarray(grad).reshape(-1, dim).view(np.uint16)
-    if not rows.flags.aligned:  # (the kernel's signatures)
-        return False
-    counts = np.bincount(flat, minlength=n) if scaled else np.ones(n)
-    alpha = (1.0 / np.maximum(counts, 1)).astype(out.dtype).astype(np.float32)
-    kernels.add_half_rows_at(rows, np.ascontiguousarray(flat), alpha, _widened(out.dtype),
-                             out.dtype != np.float16, dim - dim % 32, out.view(np.uint16))
-    return True
-
-
 @primitive
 class EmbeddingBackward(Primitive):
     """Sums the rows of ``grad`` (…, dim) into a (num_weights, dim) matrix at ``indices``
@@ -194,8 +160,7 @@ class EmbeddingBackward(Primitive):
             bad = first_out_of_range(indices, num_weights)
             if bad is not None:
                 raise _out_of_range(bad, grad, indices, num_weights)
-            if not _half_added_in_numba(xp, grad, indices, out, scale_grad_by_freq):
-                _half_rows_added(xp, grad, indices, out, scale_grad_by_freq)
+            _half_rows_added(xp, grad, indices, out, scale_grad_by_freq)
         elif _added_in_numba(xp, grad, indices, out):
             if scale_grad_by_freq:
                 counts = xp.bincount(indices.reshape(-1), minlength=num_weights)

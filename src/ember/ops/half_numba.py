@@ -19,38 +19,33 @@ _SIGNATURES = [types.void(types.Array(types.uint32, 1, "C", readonly=ro),
                           types.Array(types.uint16, 1, "C")) for ro in (False, True)]
 
 
-@njit(types.uint16(types.uint32))
-def float16_bit(b):
-    """The float16 bits nearest (ties to even) the float32 whose bits are ``b``."""
-    sign = np.uint16((b >> 16) & 0x8000)
-    e = (b >> 23) & 0xFF  # (biased exponent: float16's normal range is 113..142)
-    m = b & 0x7FFFFF
-    if e >= 143:  # infinity (from 2**16 up); NaN keeps its payload's top bits, made
-        # quiet (a signalling 0x7F80005A... becomes 0x7E5A, as PyTorch's; NumPy: 0x7C5A)
-        nan = e == 255 and m != 0
-        return np.uint16(sign | 0x7C00 | (0x200 | (m >> 13) & 0x3FF if nan else 0))
-    elif e >= 113:  # normal: a carry out of the mantissa moves the exponent (to inf too)
-        h = ((e - 112) << 10) | (m >> 13)
-        rest = m & 0x1FFF
-        if rest > 0x1000 or rest == 0x1000 and h & 1 == 1:
-            h += 1
-        return np.uint16(sign | h)
-    elif e >= 102:  # subnormal (2**-25 and up): the significand in units of 2**-24
-        sig = m | 0x800000
-        shift = 126 - e
-        h = sig >> shift
-        rest = sig & ((np.uint32(1) << shift) - 1)
-        half = np.uint32(1) << (shift - 1)
-        if rest > half or rest == half and h & 1 == 1:
-            h += 1
-        return np.uint16(sign | h)
-    else:  # below 2**-25: a signed zero
-        return np.uint16(sign)
-
-
 @njit(_SIGNATURES)
 def float16_bits(src, out):
     """``out[i]``: the float16 bits nearest (ties to even) the float32 whose bits are
     ``src[i]``."""
     for i in range(src.size):
-        out[i] = float16_bit(src[i])
+        b = src[i]
+        sign = np.uint16((b >> 16) & 0x8000)
+        e = (b >> 23) & 0xFF  # (biased exponent: float16's normal range is 113..142)
+        m = b & 0x7FFFFF
+        if e >= 143:  # infinity (from 2**16 up); NaN keeps its payload's top bits, made
+            # quiet (a signalling 0x7F80005A... becomes 0x7E5A, as PyTorch's; NumPy: 0x7C5A)
+            nan = e == 255 and m != 0
+            out[i] = sign | 0x7C00 | np.uint16(0x200 | (m >> 13) & 0x3FF if nan else 0)
+        elif e >= 113:  # normal: a carry out of the mantissa moves the exponent (to inf too)
+            h = ((e - 112) << 10) | (m >> 13)
+            rest = m & 0x1FFF
+            if rest > 0x1000 or rest == 0x1000 and h & 1 == 1:
+                h += 1
+            out[i] = sign | np.uint16(h)
+        elif e >= 102:  # subnormal (2**-25 and up): the significand in units of 2**-24
+            sig = m | 0x800000
+            shift = 126 - e
+            h = sig >> shift
+            rest = sig & ((np.uint32(1) << shift) - 1)
+            half = np.uint32(1) << (shift - 1)
+            if rest > half or rest == half and h & 1 == 1:
+                h += 1
+            out[i] = sign | np.uint16(h)
+        else:  # below 2**-25: a signed zero
+            out[i] = sign
