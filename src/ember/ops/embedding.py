@@ -41,7 +41,7 @@ from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitiv
 from ember.ops.scatter_reduce import scatter_reduce
 from ember.ops.search import searchsorted
 from ember.ops.select import where
-from ember.ops.torch_steps import HALF_ARRAYS
+from ember.ops.unary import in_float32
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -122,46 +122,20 @@ class Embedding(Primitive):
         return apply(Embedding, dweight, ctx.inputs[1], **ctx.params)
 
 
-def _half_rows_added(xp: Any, grad: Any, indices: Any, out: Any, scaled: bool) -> None:
-    """Adds the float16/bfloat16 rows of ``grad`` into ``out``'s at ``indices`` as PyTorch's
-    CPU kernel does: one ``out[k].add_(grad[i], alpha=1/count or 1)`` a lookup, in order, each
-    rounded to the half dtype (a running half sum stalls: 4096 bfloat16 ones sum to 256). Its
-    add rounds ``alpha`` to the dtype and fuses ``alpha * g + out`` in float32 over whole vector
-    steps of 32, rounding the product first in a row's scalar tail (:mod:`scaled_add`). The
-    lookups of every index take their j-th step together."""
-    dim, f32 = out.shape[1], xp.float32
-    rows = grad.reshape(-1, dim)
-    order, distinct, starts, counts = _runs(xp, indices)
-    alpha = (1.0 / counts if scaled else xp.ones(counts.shape)).astype(out.dtype)
-    alpha = alpha.astype(f32)[:, None]
-    fused = dim - dim % 32
-    for j in range(int(counts.max())):
-        runs = xp.nonzero(counts > j)[0]
-        k, g, a = distinct[runs], rows[order[starts[runs] + j]].astype(f32), alpha[runs]
-        total = out[k].astype(f32)
-        total[:, :fused] += a * g[:, :fused]  # (a product of halves is exact in float32)
-        total[:, fused:] += (a * g[:, fused:]).astype(out.dtype).astype(f32)
-        out[k] = total
-
-
 @primitive
 class EmbeddingBackward(Primitive):
     """Sums the rows of ``grad`` (…, dim) into a (num_weights, dim) matrix at ``indices``
-    (float16/bfloat16 ones step by step in their dtype, as PyTorch: :func:`_half_rows_added`)."""
+    (float16/bfloat16 ones in float32: a running half sum stalls)."""
 
     name = "embedding_backward"
 
+    @in_float32
     def forward(self, xp, grad, indices, *, num_weights, padding_idx, scale_grad_by_freq):
         dim = grad.shape[-1]
         out = xp.zeros((num_weights, dim), dtype=grad.dtype)
         if indices.size == 0 or dim == 0:  # (rows of no width: nothing to add, or reshape)
             return out
-        if out.itemsize == 2 and out.dtype in HALF_ARRAYS:
-            bad = first_out_of_range(indices, num_weights)
-            if bad is not None:
-                raise _out_of_range(bad, grad, indices, num_weights)
-            _half_rows_added(xp, grad, indices, out, scale_grad_by_freq)
-        elif _added_in_numba(xp, grad, indices, out):
+        if _added_in_numba(xp, grad, indices, out):
             if scale_grad_by_freq:
                 counts = xp.bincount(indices.reshape(-1), minlength=num_weights)
                 out /= xp.maximum(counts, 1)[:, None].astype(grad.dtype)
