@@ -91,7 +91,8 @@ class Kumaraswamy(TransformedDistribution):
             self._validate_sample(value)
         a, b = self.concentration1, self.concentration0  # (0 below 0 and 1 above 1, as the
         x = as_value(value, a).clamp(0.0, 1.0)  # clamped Uniform cdf)
-        inside = x < 1  # (1 at x = 1 with zero slopes; log1p(-1) made them 0 * inf = NaN)
+        # 1 at x = 1 with zero slopes (log1p(-1) made them 0 * inf = NaN); a NaN value stays
+        inside = ~(x >= 1)  # inside, so its cdf is NaN (``x < 1`` sent it to 1)
         cdf = one_minus_exp(b * ember.log1p(-ember.where(inside, x, 0.5) ** a))
         return ember.where(inside, cdf, 1.0)
 
