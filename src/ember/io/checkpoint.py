@@ -274,7 +274,8 @@ class _Encoder:
         for k, v in x.items():
             if not _plain_key(k):
                 raise CheckpointError(f"save: dict key {k!r} at {path or 'the top level'} "
-                                      "is not None, a bool, number, string or tuple of them")
+                                      "is not None, a bool, number, string, dtype, device or "
+                                      "tuple of them")
             pairs.append([self.value(k, path), self.value(v, _join(path, str(k)))])
         node: dict[str, Any] = {"$dict": pairs, "ordered": True} if ordered else {"$dict": pairs}
         if isinstance(metadata, dict):
@@ -295,7 +296,7 @@ def _plain(t: Tensor) -> bool:
 def _plain_key(k: Any) -> bool:
     if isinstance(k, tuple):
         return all(_plain_key(i) for i in k)
-    return k is None or isinstance(k, (bool, int, float, str))
+    return k is None or isinstance(k, (bool, int, float, str, DType, Device))
 
 
 def _join(path: str, key: str) -> str:
@@ -344,9 +345,9 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = pickle,
         obj: a tensor, a state dict, or any nesting of dicts, lists and tuples holding
             tensors, None, bools, ints, floats, strings, ``ember`` dtypes and devices, e.g.
             ``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``.
-            Dict keys may be strings, ints, floats, bools, None or tuples; their types are
-            kept, and tuples come back as tuples, lists as lists. Other objects (a whole
-            module) are pickled, as ``torch.save`` does; loading them takes
+            Dict keys may be strings, ints, floats, bools, None, dtypes, devices or tuples;
+            their types are kept, and tuples come back as tuples, lists as lists. Other
+            objects (a whole module) are pickled, as ``torch.save`` does; loading them takes
             ``weights_only=False``.
         f: a path or a writable binary file.
         pickle_module: what pickles the objects that are not data (``pickle``, or a drop-in

@@ -5,7 +5,8 @@
 Without it, a checkpoint holding a pickled object (a dataclass, a whole module) loads only
 with ``weights_only=False``, which runs whatever code the file names. With it, the pickle may
 name only the listed globals (and ``OrderedDict``, ``Counter``, ``set``, ``frozenset``,
-``bytearray``, ``complex``, and Ember's own data classes: :func:`allow_own`): anything else is
+``bytearray``, ``complex``, Ember's layouts and memory formats (``ember.strided``), and
+Ember's own data classes: :func:`allow_own`): anything else is
 refused before any code runs, so a hostile file can call nothing but what the user trusted.
 Such pickles are read from protocol 2 on (what ``ember.save`` and ``torch.save`` write).
 """
@@ -18,6 +19,7 @@ from collections import Counter, OrderedDict
 from types import SimpleNamespace, TracebackType
 from typing import Any
 
+from ember import layouts
 from ember.errors import ArgumentTypeError, WeightsOnlyError
 from ember.io.pickle_names import python3_name, without_extensions
 from ember.tensor import Tensor
@@ -27,7 +29,9 @@ __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_g
 _BUILTINS = {("collections", "OrderedDict"): OrderedDict, ("collections", "Counter"): Counter,
              ("builtins", "set"): set,
              ("builtins", "frozenset"): frozenset, ("builtins", "bytearray"): bytearray,
-             ("builtins", "complex"): complex}
+             ("builtins", "complex"): complex,
+             **{("ember.layouts", v.name): v for v in vars(layouts).values()  # (constants,
+                if isinstance(v, (layouts.layout, layouts.memory_format))}}  # as torch's)
 _ALLOWED: dict[tuple[str, str], Any] = {}  # (module, qualified name) -> the object
 HINT = "ember.serialization.add_safe_globals([...])"
 

@@ -1,0 +1,51 @@
+"""Divergences from PyTorch found by sweep 65f (saving and loading), each checked against torch."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+
+import ember
+from ember.errors import WeightsOnlyError
+
+
+def _round_trip(lib, obj, **load_args):
+    buf = io.BytesIO()
+    lib.save(obj, buf)
+    buf.seek(0)
+    return lib.load(buf, **load_args)
+
+
+def test_layouts_load_with_weights_only_as_torch():
+    # ember.save pickles a layout, and the default ember.load (weights_only) refused it, where
+    # torch.load(weights_only=True) gives torch.strided back
+    names = ["strided", "sparse_coo", "sparse_csr", "jagged"]
+    for lib in (torch, ember):
+        out = _round_trip(lib, {"layouts": [getattr(lib, n) for n in names]}, weights_only=True)
+        assert all(got is getattr(lib, n) for got, n in zip(out["layouts"], names)), lib
+    # (torch cannot pickle a memory format; Ember's loads as the same object too)
+    assert _round_trip(ember, [ember.channels_last])[0] is ember.channels_last
+
+
+def test_other_ember_globals_stay_refused():
+    with pytest.raises(WeightsOnlyError):
+        _round_trip(ember, {"f": ember.finfo(ember.float32)})
+
+
+def test_dtype_and_device_dict_keys_as_torch():
+    # ember.save refused a dict keyed by dtypes or devices ("is not None, a bool, number,
+    # string or tuple of them"); torch.save/load keeps them, weights_only too
+    for lib in (torch, ember):
+        scales = {lib.float16: 1.0, lib.bfloat16: 2.0, (lib.int8, "x"): 3,
+                  lib.device("cpu"): lib.ones(2)}
+        out = _round_trip(lib, {"scales": scales}, weights_only=True)["scales"]
+        assert list(out) == list(scales), lib
+        assert out[lib.float16] == 1.0 and out[(lib.int8, "x")] == 3, lib
+        assert out[lib.device("cpu")].tolist() == [1.0, 1.0], lib
+
+
+def test_an_unhashable_or_object_key_is_still_refused():
+    with pytest.raises(ember.errors.CheckpointError, match="dtype, device or tuple"):
+        _round_trip(ember, {ember.ones(1): 1})
