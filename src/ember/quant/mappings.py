@@ -15,6 +15,7 @@ from ember.quant.modules import embedding_ops as nnqe
 from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
 from ember.quant.modules import normalization as nnqn
+from ember.quant.modules import passthrough as nnqpt
 from ember.quant.modules import pooling as nnqp
 from ember.quant.modules import qat as nnqat
 from ember.quant.modules import qat_embedding as nnqate
@@ -90,6 +91,12 @@ QUANTIZED_PASSTHROUGH_MAPPINGS: dict[type, type] = {
     nn.ReLU: nnq.ReLU,
     nn.MaxPool2d: nnq.MaxPool2d,
     nn.AdaptiveAvgPool2d: nnqp.AdaptiveAvgPool2d,
+    nn.AvgPool2d: nnqp.AvgPool2d,
+    nn.Hardtanh: nnqpt.Hardtanh,
+    nn.Threshold: nnqpt.Threshold,
+    nn.Upsample: nnqpt.Upsample,
+    nn.UpsamplingNearest2d: nnqpt.UpsamplingNearest2d,
+    nn.UpsamplingBilinear2d: nnqpt.UpsamplingBilinear2d,
     nn.Sigmoid: nnqa.Sigmoid,
     nn.Tanh: nnqa.Tanh,
     nn.Hardsigmoid: nnqa.Hardsigmoid,

@@ -1,6 +1,7 @@
-"""Average pooling of quantized tensors: ``AdaptiveAvgPool2d``, the module ``convert`` puts in
-place of ``nn.AdaptiveAvgPool2d`` (PyTorch's float module takes quantized tensors; Ember's
-takes ordinary ones only), and :func:`adaptive_avg_pool2d`, its integer kernel."""
+"""Average pooling of quantized tensors: ``AdaptiveAvgPool2d`` and ``AvgPool2d``, the modules
+``convert`` puts in place of ``nn.AdaptiveAvgPool2d`` and ``nn.AvgPool2d`` (PyTorch's float
+modules take quantized tensors; Ember's take ordinary ones only), and
+:func:`adaptive_avg_pool2d` and :func:`avg_pool2d`, their integer kernels."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
 from ember.quant.qtypes import qint8, quint8
 from ember.tensor import Tensor
 
-__all__ = ["AdaptiveAvgPool2d", "adaptive_avg_pool2d", "avg_pool2d", "mean"]
+__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "adaptive_avg_pool2d", "avg_pool2d", "mean"]
 
 
 def _windows(size: int, out: int) -> list[tuple[int, int]]:
@@ -214,3 +215,25 @@ class AdaptiveAvgPool2d(nn.AdaptiveAvgPool2d):
     @classmethod
     def from_float(cls, mod: Module) -> AdaptiveAvgPool2d:
         return cls(mod.output_size)
+
+
+class AvgPool2d(nn.AvgPool2d):
+    """Average pooling of a quantized tensor (:func:`avg_pool2d`), float pooling of a float one.
+
+    Example:
+        >>> q = ember.quantize_per_tensor(ember.arange(4.0).reshape(1, 1, 2, 2), 0.5, 0,
+        ...                               ember.quint8)
+        >>> AvgPool2d(2)(q).int_repr().flatten().tolist()
+        [3]
+    """
+
+    def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
+        if isinstance(input, Tensor):  # (after the quantized region: float pooling)
+            return super().forward(input)
+        return avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> AvgPool2d:
+        return cls(mod.kernel_size, mod.stride, mod.padding, mod.ceil_mode,
+                   mod.count_include_pad, mod.divisor_override)

@@ -7,5 +7,5 @@ from ember.quant.modules.conv_transpose import *  # noqa: F403
 from ember.quant.modules.embedding_ops import *  # noqa: F403
 from ember.quant.modules.functional_modules import *  # noqa: F403
 from ember.quant.modules.normalization import *  # noqa: F403
-from ember.quant.modules.pooling import AdaptiveAvgPool2d  # noqa: F401
+from ember.quant.modules.pooling import AdaptiveAvgPool2d, AvgPool2d  # noqa: F401
 from ember.quant.modules.quantized import *  # noqa: F403
