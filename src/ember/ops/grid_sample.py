@@ -52,24 +52,28 @@ def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return where(flips.fmod(2) == 0, extra + low, span - extra + low)
 
 
-def _clip(coord: Tensor, size: int) -> Tensor:
-    """``coord`` clamped to [0, size - 1], NaN to 0 (as PyTorch's 4-D CPU sampler); a
-    coordinate on a bound gets a zero gradient too, as there (the clamp's own would pass it
-    through)."""
+def _clip(coord: Tensor, size: int, volumetric: bool) -> Tensor:
+    """``coord`` clamped to [0, size - 1], NaN to 0 (PyTorch's 4-D CPU sampler) or, for a
+    ``volumetric`` (5-D) input, to size - 1 (its 5-D one); a coordinate on a bound gets a zero
+    gradient too, as there (the clamp's own would pass it through)."""
     inside = (coord > 0) & (coord < size - 1)
-    return where(inside, coord, coord.detach().nan_to_num(0.0).clamp(0, size - 1))
+    nan_at = size - 1.0 if volumetric else 0.0
+    return where(inside, coord, coord.detach().nan_to_num(nan_at).clamp(0, size - 1))
 
 
-def _pad_coordinates(coord: Tensor, size: int, padding_mode: str,
-                     align_corners: bool) -> Tensor:
+def _pad_coordinates(coord: Tensor, size: int, padding_mode: str, align_corners: bool,
+                     volumetric: bool) -> Tensor:
     """Pixel coordinates moved inside the image as ``padding_mode`` says (``zeros`` leaves
-    them, and the points outside read zeros)."""
+    them, and the points outside read zeros; a non-finite one of a ``volumetric`` input is
+    moved outside too, so that it reads 0, not NaN, as PyTorch's 5-D sampler)."""
     if padding_mode == "border":
-        return _clip(coord, size)
+        return _clip(coord, size, volumetric)
     if padding_mode == "reflection":
         reflected = _reflect(coord, 0, 2 * (size - 1)) if align_corners else \
             _reflect(coord, -1, 2 * size - 1)
-        return _clip(reflected, size)
+        return _clip(reflected, size, volumetric)
+    if volumetric:
+        return where(coord.isfinite(), coord, -2.0)
     return coord
 
 
@@ -92,15 +96,16 @@ def _neighbours(coords: list[Tensor], spatial: tuple[int, ...], mode: str, paddi
     """Per spatial dimension, the pixel coordinates (float, detached) of the taps the mode
     reads around each grid point, and each tap's weight along that dimension."""
     taps, weights = [], []
+    volumetric = len(spatial) == 3
     for coord, size in zip(coords, spatial, strict=True):
         pixel = _unnormalize(coord, size, align_corners)
         if mode == "bicubic":  # the padding mode applies to each tap, not to the point
             base = pixel.floor().detach()
-            taps.append([_pad_coordinates(base + (i - 1), size, padding_mode, align_corners)
-                         for i in range(4)])
+            taps.append([_pad_coordinates(base + (i - 1), size, padding_mode, align_corners,
+                                          volumetric) for i in range(4)])
             weights.append(_cubic_weights(pixel - base))
             continue
-        pixel = _pad_coordinates(pixel, size, padding_mode, align_corners)
+        pixel = _pad_coordinates(pixel, size, padding_mode, align_corners, volumetric)
         if mode == "nearest":
             taps.append([pixel.detach().round()])  # half to even, as PyTorch's nearbyint
             weights.append([None])
