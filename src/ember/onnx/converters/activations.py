@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 
+from ember.dtypes import DType, float32, float64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
+from ember.onnx.converters.elementwise import near_zero
+from ember.onnx.converters.special import computed_in
 from ember.onnx.registry import converter
 
 
@@ -38,14 +41,32 @@ def elu(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Where", [ctx.node("Greater", [x, zero]), above, below])
 
 
+def log1p_exp(ctx: Context, s: str, dtype: DType) -> str:
+    """``log(1 + exp(s))`` as eager computes it: ``max(s, 0) + log1p(exp(-|s|))`` (no
+    overflow, exact where the result is near 0), float32 in float64 rounded once (ONNX's
+    Softplus overflows from ``s`` = 89 in float32 and has no float64 kernel in onnxruntime
+    but at opset 18)."""
+    work = float64 if dtype is float32 else dtype
+    w = ctx.cast(s, dtype, work)
+    small = ctx.node("Exp", [ctx.node("Neg", [ctx.node("Abs", [w])])])
+    out = ctx.node("Add", [ctx.node("Max", [w, ctx.scalar(0, work)]),
+                           near_zero(ctx, small, work, "log1p")])
+    return ctx.cast(out, work, dtype)
+
+
 @converter("softplus")
 def softplus(ctx: Context, eqn: Eqn) -> str:
-    """``log(1 + exp(beta x)) / beta``, and ``x`` where ``beta x > threshold``."""
-    x, dtype, p = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, eqn.params
-    scaled = ctx.node("Mul", [x, ctx.scalar(p["beta"], dtype)])
-    soft = ctx.node("Div", [ctx.node("Softplus", [scaled]), ctx.scalar(p["beta"], dtype)])
-    linear = ctx.node("Greater", [scaled, ctx.scalar(p["threshold"], dtype)])
-    return ctx.node("Where", [linear, x, soft])
+    """``log(1 + exp(beta x)) / beta``, and ``x`` where ``beta x > threshold`` (logsigmoid is
+    ``beta = -1`` with no threshold); float16 and bfloat16 in float32, as eager."""
+    dtype, p = eqn.outputs[0].dtype, eqn.params
+    work = computed_in(dtype)
+    x = ctx.cast(ctx.value(eqn.inputs[0]), dtype, work)
+    scaled = ctx.node("Mul", [x, ctx.scalar(p["beta"], work)])
+    soft = ctx.node("Div", [log1p_exp(ctx, scaled, work), ctx.scalar(p["beta"], work)])
+    if p["threshold"] != math.inf:
+        linear = ctx.node("Greater", [scaled, ctx.scalar(p["threshold"], work)])
+        soft = ctx.node("Where", [linear, x, soft])
+    return ctx.cast(soft, work, dtype)
 
 
 @converter("softshrink", "hardshrink")
@@ -102,8 +123,13 @@ def softmax(ctx: Context, eqn: Eqn) -> str:
 
 @converter("mish")
 def mish(ctx: Context, eqn: Eqn) -> str:
-    x = ctx.value(eqn.inputs[0])
-    return ctx.node("Mul", [x, ctx.node("Tanh", [ctx.node("Softplus", [x])])])
+    """``x * tanh(softplus(x))``, softplus by :func:`log1p_exp`; float16 and bfloat16 in
+    float32, as eager."""
+    dtype = eqn.outputs[0].dtype
+    work = computed_in(dtype)
+    x = ctx.cast(ctx.value(eqn.inputs[0]), dtype, work)
+    y = ctx.node("Mul", [x, ctx.node("Tanh", [log1p_exp(ctx, x, work)])])
+    return ctx.cast(y, work, dtype)
 
 
 @converter("glu")
