@@ -299,6 +299,8 @@ class PowScalar(Holomorphic, Primitive):
             return xp.square(a)  # at 10^5 float32, the same values, and PyTorch's x·x)
         if a.dtype.kind == "c" and exponent in steps.COMPLEX_SHORTCUTS:
             return steps.complex_pow_shortcut(xp, a, exponent)
+        if a.dtype.kind == "c" and exponent not in (0, 1, 2, 3):  # (NumPy's products: C's
+            return steps.tensor_power(xp, a, xp.asarray(exponent, a.dtype))  # pow past 3)
         if exponent in steps.POW_SHORTCUTS and a.dtype in steps.POW_SHORTCUT_DTYPES:
             return steps.pow_shortcut(xp, a, exponent)
         if a.dtype.isbuiltin != 1:  # (bfloat16, float8: an int past int64 as a float)

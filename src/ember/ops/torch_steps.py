@@ -16,6 +16,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import compiled
 from ember.layouts import in_operands_layout
+from ember.ops.complex_power import complex_power
 from ember.ops.complex_reciprocal import complex_reciprocal
 from ember.ops.convert import _float16_looped
 from ember.ops.modulus_kernel import modulus32
@@ -211,7 +212,8 @@ def _float16_values() -> np.ndarray:
 def tensor_power(xp: Any, a: Any, b: Any) -> Any:
     """``a ** b`` of two float (or complex) arrays as PyTorch's pow: C's, which NumPy's
     power is but at an exponent of one element 0.5, where it takes sqrt (-0 and NaN at -0
-    and -inf, where C's pow gives +0 and +inf).
+    and -inf, where C's pow gives +0 and +inf), and at complex shortcuts of its own
+    (:func:`ember.ops.complex_power.complex_power`).
 
     Example:
         >>> tensor_power(np, np.array([-0.0, -np.inf, 4.0]), np.array(0.5))
@@ -222,6 +224,8 @@ def tensor_power(xp: Any, a: Any, b: Any) -> Any:
         xp.sqrt(a + 0.0, out=r)  # (+0 at -0; NumPy's call is ~10x slower than sqrt)
         xp.copyto(r, xp.inf, where=a == -xp.inf)
         return r
+    if a.dtype.kind == "c":
+        return complex_power(xp, a, b)
     return xp.power(a, b)
 
 
