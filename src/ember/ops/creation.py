@@ -54,7 +54,7 @@ from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.public_op import argument_of
-from ember.ops.spaced import evenly_spaced, refuse_bool, spaced_dtype, stepped
+from ember.ops.spaced import evenly_spaced, refuse_bool, refuse_complex_steps, spaced_dtype, stepped
 from ember.ops.tensor_data import (
     NUMBERS,
     exact_uint64,
@@ -454,6 +454,7 @@ def arange(start: float = 0, end: float | None = None, step: float = 1, *, dtype
         start, end = 0, start
     dt = dtypes.to_dtype(dtypes.number_dtype(start, end, step) if dtype is None else dtype)
     refuse_bool("arange", dt)
+    refuse_complex_steps("arange", dt)
     for v in (start, end, step):  # (PyTorch counts an integer range in int64)
         if dt.category < dtypes.FLOAT and isinstance(v, int):
             check_fits("arange", v, dtypes.int64)
@@ -524,6 +525,7 @@ def range(start: float, end: float, step: float = 1, *,  # noqa: A001
                             f"{step}. Hint: swap start and end, or negate step")
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     refuse_bool("range", dt)
+    refuse_complex_steps("range", dt)
     dev = to_device(device)
     n = int(np.floor((end - start) / step)) + 1
     array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np)

@@ -445,6 +445,9 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin: at least one of elements and test_elements must be a tensor")
     target = result_dtype(elements, test_elements)
+    if target.is_complex:  # (PyTorch's isin has no complex kernel)
+        raise DTypeError(f"isin: {target.name} inputs are not supported, as in PyTorch. Hint: "
+                         "compare .real and .imag separately")
     for x in (elements, test_elements):
         if getattr(x, "dtype", None) is dtypes.bool_ or isinstance(x, bool):
             raise DTypeError("isin: bool inputs are not supported. Hint: convert them with "

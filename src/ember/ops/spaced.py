@@ -74,6 +74,14 @@ def refuse_bool(op: str, dt: DType) -> None:
                          f"in an integer dtype, then compare it (e.g. ember.arange(n) > 0)")
 
 
+def refuse_complex_steps(op: str, dt: DType) -> None:
+    """A DTypeError for ``arange``/``range`` asked in a complex dtype, which PyTorch has no
+    kernel for (``linspace`` and ``logspace`` take one)."""
+    if dt.is_complex:
+        raise DTypeError(f"{op}: not implemented for {dt.name}, as in PyTorch. Hint: make the "
+                         f"range in a float dtype, then convert it with .to(ember.{dt.name})")
+
+
 def evenly_spaced(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.ndarray:
     """``steps`` points from ``start`` to ``end`` inclusive, as a NumPy array of ``dtype``.
 
