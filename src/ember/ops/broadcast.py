@@ -75,7 +75,13 @@ class Expand(Primitive):
             # nothing repeats (new dims of size 1 at most): a writable view, as PyTorch's,
             # into which a state dict's position_ids-style buffer loads
             return xp.reshape(a, shape)
-        return broadcast_view(a, shape) if xp is np else xp.broadcast_to(a, shape)
+        if xp is not np:
+            return xp.broadcast_to(a, shape)
+        view = broadcast_view(a, shape)
+        if view.size or not a.flags.writeable:
+            return view
+        # no elements, so none aliased: writable, as PyTorch's (NumPy's broadcast is read-only)
+        return np.lib.stride_tricks.as_strided(a, shape, view.strides, writeable=True)
 
     def infer(self, a, *, shape):
         if len(shape) < len(a.shape) or min(shape, default=0) < 0 or \
@@ -159,9 +165,15 @@ def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 @method("expand", "broadcast_to")
-def _expand_method(self: Tensor, *sizes: Any) -> Tensor:
-    """``x.expand(3, -1)`` (or ``x.broadcast_to((3, -1))``): a broadcast view, -1 keeping a
-    dimension."""
+def _expand_method(self: Tensor, *sizes: Any, size: Any = None, implicit: bool = False
+                   ) -> Tensor:
+    """``x.expand(3, -1)`` or ``x.expand(size=(3, -1))`` (or ``x.broadcast_to((3, -1))``): a
+    broadcast view, -1 keeping a dimension (``implicit``, PyTorch's tracing flag, changes
+    nothing)."""
+    if size is not None:
+        if sizes:
+            raise TypeError("expand: the sizes were given twice, positionally and as size=")
+        sizes = (size,)
     return expand(self, _expand_shape(self.shape, sizes))
 
 

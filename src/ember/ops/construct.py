@@ -63,14 +63,30 @@ def _index_tensor(array: Any, dev: Any) -> Tensor:
 
 
 # -- tensor_split ---------------------------------------------------------------------------------
+def one_given(op: str, **spellings: Any) -> Any:
+    """The one of ``spellings`` (an argument's names in PyTorch's overloads) that is not None;
+    a TypeError naming them all when there are none or several.
+
+    Example:
+        >>> one_given("hsplit", indices_or_sections=None, sections=2)
+        2
+    """
+    given = [v for v in spellings.values() if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{op}: expected exactly one of {', '.join(spellings)}, got "
+                        f"{len(given)}")
+    return given[0]
+
+
 @method()
 @hands_over
 def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *,
-                 sections: int | None = None, indices: Sequence[int] | None = None
-                 ) -> tuple[Tensor, ...]:
+                 sections: int | None = None, indices: Sequence[int] | None = None,
+                 tensor_indices_or_sections: Tensor | None = None) -> tuple[Tensor, ...]:
     """Views of ``input`` cut along ``dim``: into ``sections`` nearly equal pieces (the first
     ``size % sections`` one longer), or at the given ``indices`` (NumPy's ``array_split``).
-    A 0-d int64 tensor counts as ``sections``, a 1-d one as ``indices``.
+    A 0-d int64 tensor counts as ``sections``, a 1-d one as ``indices`` (PyTorch's keyword
+    for it: ``tensor_indices_or_sections``).
 
     Example:
         >>> [p.tolist() for p in ember.arange(7).tensor_split(3)]
@@ -80,11 +96,8 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
     """
     op = "tensor_split"
     check_tensors(op, input=input)
-    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
-    if len(given) != 1:
-        raise TypeError(f"{op}: expected exactly one of indices_or_sections, sections= or "
-                        f"indices=, got {len(given)}")
-    spec = given[0]
+    spec = one_given(op, indices_or_sections=indices_or_sections, sections=sections,
+                     indices=indices, tensor_indices_or_sections=tensor_indices_or_sections)
     if input.ndim == 0:
         raise ShapeError(f"{op}: expected at least a 1-dimensional tensor, but got a tensor "
                          "with 0 dims. Hint: reshape(1) it first")

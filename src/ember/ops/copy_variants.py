@@ -280,15 +280,15 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]
 
 
 @method()
-def unsafe_split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
+def unsafe_split(input: Tensor, split_size: int | Sequence[int], dim: int = 0
                  ) -> tuple[Tensor, ...]:
-    """:func:`ember.split` (see :func:`unsafe_chunk`).
+    """:func:`ember.split` (see :func:`unsafe_chunk`), under PyTorch's argument names.
 
     Example:
-        >>> ember.unsafe_split(ember.arange(3.0), 2)
+        >>> ember.unsafe_split(ember.arange(3.0), split_size=2)
         (tensor([0., 1.]), tensor([2.]))
     """
-    return split(tensor, split_size_or_sections, dim)
+    return split(input, split_size, dim)
 
 
 @method()

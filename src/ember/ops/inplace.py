@@ -227,7 +227,8 @@ def _refuse_view_write(x: Tensor, name: str) -> None:
                         f"{shape}): as_strided views are read-only in Ember, since their "
                         "elements may overlap. Hint: clone() the view, or write into the "
                         "tensor it was made from")
-    if any(not s and n > 1 for s, n in zip(x._data.strides, x._data.shape)):  # (expand's)
+    if x._data.size and any(not s and n > 1 for s, n in zip(x._data.strides, x._data.shape)):
+        # (expand's; into no elements, no two of them alias: a no-op write, as PyTorch's)
         raise _read_only(name, f"shape {shape}, strides {x.stride()}: more than one element "
                          "of the written-to tensor may refer to a single memory location")
     if _may_overlap(x._data):

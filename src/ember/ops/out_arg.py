@@ -175,7 +175,7 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
     for i, (o, r) in enumerate(zip(outs, results, strict=True)):  # (all before any write)
         where = "out" if isinstance(out, Tensor) else f"out[{i}]"
         _check_rules(op, where, o, r, exact_now, real)
-        if 0 in o._data.strides and o.shape == r.shape and \
+        if 0 in o._data.strides and o.shape == r.shape and o._data.size and \
                 any(n > 1 and s == 0 for n, s in zip(o.shape, o.stride())):
             # (a stride-0 out, empty_strided's: its elements would overwrite each other)
             raise OpError(f"{op}(): unsupported operation: more than one element of {where} "

@@ -15,6 +15,7 @@ from typing import Any
 
 from ember.autograd.graph import name_node
 from ember.errors import ArgumentError, IndexOutOfRange, OpError, ShapeError, refuse_non_tensor
+from ember.layouts import contiguous_format
 from ember.ops.convert import clone
 from ember.ops.forwarding import not_a_tensor
 from ember.ops.indexing import FULL, Slice
@@ -25,7 +26,7 @@ from ember.ops.reduce import normalize_dim
 from ember.ops.target_shape import numel_of, resolve_shape
 from ember.tensor import Tensor, method
 
-__all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis",
+__all__ = ["reshape", "permute", "transpose", "swapdims", "movedim", "moveaxis",
            "squeeze", "unsqueeze", "flatten", "unflatten", "atleast_1d", "atleast_2d", "split",
            "chunk", "unbind", "narrow", "select"]
 
@@ -93,7 +94,9 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     try:
         shape = resolve_shape(input.shape, read_sizes(sizes), "reshape")
         if not _viewable(input, shape):  # (reads the memory: a DTensor raises here)
-            copy = apply(Reshape, clone(input), shape=shape)  # (PyTorch's node: UnsafeView)
+            # (a C-ordered copy, as PyTorch's: a layout-keeping clone reshaped could give a
+            # non-contiguous result, or copy twice; PyTorch's node: UnsafeView)
+            copy = apply(Reshape, clone(input, memory_format=contiguous_format), shape=shape)
             return name_node(copy, "UnsafeViewBackward0")
     except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
         return handle(reshape, (input, *sizes), {})
@@ -236,6 +239,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s > e:
         raise ShapeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim "
                          f"({end_dim}) for shape {tuple(shape)}")
+    if s == e:  # (nothing to merge: the tensor itself, as PyTorch's, not a view of it)
+        return input
     return reshape(input, shape[:s] + (numel_of(shape[s:e + 1]),) + shape[e + 1:])
 
 
@@ -248,9 +253,15 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
         ember.Size([2, 3, 4])
     """
     shape = input.shape
+    if not shape:  # (PyTorch's too: no dimension to split, not even the 0 or -1 others allow)
+        raise IndexOutOfRange(f"unflatten: dimension {dim} is out of range: the tensor is 0-d "
+                              "and has no dimension to split. Hint: reshape(sizes) it instead")
     dim = normalize_dim(dim, len(shape), "unflatten")
     sizes = as_ints(sizes, "unflatten", "each size")
-    inner = resolve_shape((shape[dim],), sizes, "unflatten") if shape else sizes
+    if not sizes:
+        raise ShapeError(f"unflatten: sizes must be non-empty, got () for dimension {dim} of "
+                         f"shape {tuple(shape)}")
+    inner = resolve_shape((shape[dim],), sizes, "unflatten")
     return reshape(input, shape[:dim] + inner + shape[dim + 1:])
 
 
@@ -303,21 +314,26 @@ def _permutation(dims: tuple, shape: tuple, error: type[Exception] = ShapeError)
 
 
 @method()
-def permute(input: Tensor, *dims: Any) -> Tensor:
-    """A view of ``input`` with its dimensions reordered: ``x.permute(2, 0, 1)``.
+def permute(input: Tensor, *order: Any, dims: Sequence[int] | None = None) -> Tensor:
+    """A view of ``input`` with its dimensions reordered: ``x.permute(2, 0, 1)``, or
+    ``permute(x, dims=(2, 0, 1))`` (PyTorch's keyword).
 
     Example:
         >>> ember.zeros(2, 3, 4).permute(2, 0, 1).shape
         ember.Size([4, 2, 3])
     """
-    dims = _permutation(dims, tuple(input.shape))
+    if dims is not None:
+        if order:
+            raise TypeError("permute: the dims were given twice, positionally and as dims=")
+        order = (dims,)
+    order = _permutation(order, tuple(input.shape))
     try:
-        return apply(Permute, input, dims=dims)
+        return apply(Permute, input, dims=order)
     except TensorLikeOperand:
-        return handle(permute, (input, *dims), {})
+        return handle(permute, (input, *order), {})
 
 
-@method("transpose", "swapaxes", "swapdims")
+@method("transpose", "swapdims")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """A view of ``input`` with dimensions ``dim0`` and ``dim1`` swapped.
 
@@ -339,7 +355,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return apply(Permute, input, dims=tuple(dims))
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose  # (swapaxes, NumPy's names: ember.ops.transposes)
 
 
 @method("movedim", "moveaxis")
@@ -436,7 +452,6 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     return slice_dim(input, dim, start, length)
 
 
-@method()
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
           ) -> tuple[Tensor, ...]:
     """Views of ``tensor`` cut along ``dim``: pieces of ``split_size`` (the last may be
@@ -467,6 +482,19 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
         out.append(slice_dim(tensor, dim, start, s))
         start += s
     return tuple(out)
+
+
+@method("split")
+def split_method(self: Tensor, split_size: int | Sequence[int], dim: int = 0
+                 ) -> tuple[Tensor, ...]:
+    """``x.split(split_size, dim)``: :func:`split` under the method's argument names, as
+    PyTorch's ``Tensor.split``.
+
+    Example:
+        >>> [p.shape for p in ember.zeros(5, 2).split(split_size=3)]
+        [ember.Size([3, 2]), ember.Size([2, 2])]
+    """
+    return split(self, split_size, dim)
 
 
 @method()

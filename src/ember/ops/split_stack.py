@@ -21,7 +21,7 @@ from ember.errors import (
     refuse_non_tensors,
     type_name,
 )
-from ember.ops.construct import tensor_split
+from ember.ops.construct import one_given, tensor_split
 from ember.ops.creation import zeros
 from ember.ops.diagonal import diagonal_scatter
 from ember.ops.gather import index_select
@@ -53,7 +53,11 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0
     return tuple(split(input, sizes, d))
 
 
-def _split_along(op: str, input: Tensor, spec: Any, dim: int, least: int) -> tuple[Tensor, ...]:
+def _split_along(op: str, input: Tensor, specs: tuple, dim: int, least: int
+                 ) -> tuple[Tensor, ...]:
+    """``input`` split along ``dim`` by the one of ``specs`` given: ``(indices_or_sections,
+    sections, indices)``, PyTorch's three spellings."""
+    spec = one_given(op, indices_or_sections=specs[0], sections=specs[1], indices=specs[2])
     if input.ndim < least:
         raise ShapeError(f"{op} requires a tensor with at least {least} dimension"
                          f"{'s' if least > 1 else ''}, but got a tensor with {input.ndim} "
@@ -68,7 +72,9 @@ def _split_along(op: str, input: Tensor, spec: Any, dim: int, least: int) -> tup
 
 
 @method()
-def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+def hsplit(input: Tensor, indices_or_sections: int | Sequence[int] | None = None, *,
+           sections: int | None = None, indices: Sequence[int] | None = None
+           ) -> tuple[Tensor, ...]:
     """Splits column-wise: along dim 1, or dim 0 of a 1-d tensor; an int must divide the
     size evenly.
 
@@ -77,29 +83,36 @@ def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
         [ember.Size([2, 2]), ember.Size([2, 2])]
     """
     dim = 0 if input.ndim == 1 else 1
-    return _split_along("torch.hsplit", input, indices_or_sections, dim, 1)
+    specs = (indices_or_sections, sections, indices)
+    return _split_along("torch.hsplit", input, specs, dim, 1)
 
 
 @method()
-def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+def vsplit(input: Tensor, indices_or_sections: int | Sequence[int] | None = None, *,
+           sections: int | None = None, indices: Sequence[int] | None = None
+           ) -> tuple[Tensor, ...]:
     """Splits row-wise (along dim 0) a tensor of at least 2 dimensions.
 
     Example:
         >>> [p.shape for p in ember.zeros(4, 2).vsplit([1])]
         [ember.Size([1, 2]), ember.Size([3, 2])]
     """
-    return _split_along("torch.vsplit", input, indices_or_sections, 0, 2)
+    specs = (indices_or_sections, sections, indices)
+    return _split_along("torch.vsplit", input, specs, 0, 2)
 
 
 @method()
-def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+def dsplit(input: Tensor, indices_or_sections: int | Sequence[int] | None = None, *,
+           sections: int | None = None, indices: Sequence[int] | None = None
+           ) -> tuple[Tensor, ...]:
     """Splits depth-wise (along dim 2) a tensor of at least 3 dimensions.
 
     Example:
         >>> [p.shape for p in ember.zeros(1, 2, 4).dsplit(2)]
         [ember.Size([1, 2, 2]), ember.Size([1, 2, 2])]
     """
-    return _split_along("torch.dsplit", input, indices_or_sections, 2, 3)
+    specs = (indices_or_sections, sections, indices)
+    return _split_along("torch.dsplit", input, specs, 2, 3)
 
 
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:

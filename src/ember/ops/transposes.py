@@ -1,4 +1,4 @@
-"""Matrix transposes: ``t``, ``adjoint`` and the ``T``, ``H``, ``mT`` and ``mH`` properties,
+"""Transposes: ``t``, ``adjoint``, ``swapaxes`` and the ``T``, ``H``, ``mT`` and ``mH`` properties,
 views made with :mod:`ember.ops.shape`'s ``Permute`` and ``transpose`` (complex ones conjugated,
 as Ember's conj is physical); on a 0-d tensor, PyTorch's deprecated identity with its warning."""
 
@@ -13,7 +13,18 @@ from ember.ops.primitive import apply
 from ember.ops.shape import Permute, transpose
 from ember.tensor import Tensor, method
 
-__all__ = ["t", "adjoint"]
+__all__ = ["t", "adjoint", "swapaxes"]
+
+
+@method()
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """:func:`ember.transpose` under NumPy's argument names, as ``torch.swapaxes``.
+
+    Example:
+        >>> ember.zeros(2, 3, 4).swapaxes(axis0=0, axis1=2).shape
+        ember.Size([4, 3, 2])
+    """
+    return transpose(input, axis0, axis1)
 
 
 @method()
