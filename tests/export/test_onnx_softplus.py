@@ -1,8 +1,9 @@
-"""ONNX export of softplus, logsigmoid (softplus at beta = -1 with no threshold) and mish
-against eager and PyTorch in onnxruntime: no overflow far from 0 (ONNX's Softplus is
-``log(exp(x) + 1)``: logsigmoid(-1e4) was -inf in float64, logsigmoid(-100) -inf in
-float16), float16 computed in float32 as eager, and float64 at any opset (onnxruntime has
-a float64 Softplus only at opset 18)."""
+"""ONNX export of softplus, logsigmoid (softplus at beta = -1 with no threshold), mish and
+binary_cross_entropy_with_logits against eager and PyTorch in onnxruntime: no overflow far
+from 0 (ONNX's Softplus is ``log(exp(x) + 1)``: logsigmoid(-1e4) was -inf in float64,
+logsigmoid(-100) -inf in float16, the BCE loss of logit 710 inf in float64), float16
+computed in float32 as eager, and float64 at any opset (onnxruntime has a float64 Softplus
+only at opset 18)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,28 @@ def test_softplus_family_matches_eager_and_torch(name, dtype, opset):
     for expected in (want, reference):
         np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64),
                                    rtol=RTOL[dtype], atol=np.finfo(dtype).tiny)  # (subnormals)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_bce_with_logits_far_from_zero_matches_eager_and_torch(dtype):
+    rng = np.random.default_rng(1)
+    logits = np.concatenate([VALUES, rng.standard_normal(50) * 100])
+    args = [ember.tensor(v, dtype=getattr(ember, dtype))
+            for v in (logits, rng.random(logits.size), rng.random(logits.size) * 3)]
+    args[1][:4] = ember.tensor([0.0, 1.0, 0.0, 1.0])
+
+    def fn(lib, x, t, p):
+        functional = lib.nn.functional
+        return (functional.binary_cross_entropy_with_logits(x, t, reduction="none"),
+                functional.binary_cross_entropy_with_logits(x, t, pos_weight=p, reduction="none"))
+
+    proto = ember.onnx.to_model(lambda *a: fn(ember, *a), tuple(args))
+    got = run_onnx(proto, *(a.numpy() for a in args))
+    reference = fn(torch, *(torch.from_numpy(a.numpy()) for a in args))
+    rtol = max(RTOL[dtype], 1e-13)  # (onnxruntime's float64 exp and log: a few ulp off)
+    finite = np.isfinite(logits)  # (at ±inf torch's 0·inf is NaN, eager's the limit)
+    for g, w, r in zip(got, fn(ember, *args), reference):
+        np.testing.assert_allclose(g, w.numpy(), rtol=rtol, atol=np.finfo(dtype).tiny)
+        if dtype != "float16":  # (torch's float16 loss rounds each step: 19% off at times)
+            # (torch's (1 - t)·x + log(1 + exp(-x)) cancels: near, not to the ulp)
+            np.testing.assert_allclose(g[finite], r.numpy()[finite], rtol=1e-4)

@@ -224,18 +224,26 @@ def binary_cross_entropy(ctx: Context, eqn: Eqn) -> str:
 
 @converter("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(ctx: Context, eqn: Eqn) -> str:
-    """``(1 - t)·softplus(x) + p·t·softplus(-x)``, as the primitive computes it: a weight of
-    0 makes its term 0 at ``x = ±inf`` too (the limit, not ``0·inf``'s NaN)."""
-    x, t, *p = (ctx.value(v) for v in eqn.inputs)
-    zero = ctx.scalar(0, eqn.outputs[0].dtype)
-    kept = ctx.node("Sub", [ctx.scalar(1, eqn.outputs[0].dtype), t])
+    """``(1 - t)·softplus(x) + p·t·softplus(-x)``, as the primitive computes it (float16 and
+    bfloat16 in float32; softplus as ``log1p(exp(-|x|)) + max(±x, 0)``: ONNX's Softplus
+    overflows, to inf from x = 89 in float32); at ``x = ±inf`` a weight of 0 makes its term
+    0 (the limit, not ``0·inf``'s NaN)."""
+    dtype = eqn.outputs[0].dtype
+    work = _FLOAT32 if dtype.name in ("float16", "bfloat16") else dtype
+    x, t, *p = (ctx.cast(ctx.value(v), v.dtype, work) for v in eqn.inputs)
+    zero = ctx.scalar(0, work)
+    kept = ctx.node("Sub", [ctx.scalar(1, work), t])
     positive = ctx.node("Mul", [p[0], t]) if p else t
-
-    def term(weight: str, logits: str) -> str:
-        return ctx.node("Where", [ctx.node("Equal", [weight, zero]), zero,
-                                  ctx.node("Mul", [weight, ctx.node("Softplus", [logits])])])
-
-    return ctx.node("Add", [term(kept, x), term(positive, ctx.node("Neg", [x]))])
+    small = ctx.node("Exp", [ctx.node("Neg", [ctx.node("Abs", [x])])])
+    tail = near_zero(ctx, small, work, "log1p")
+    terms = [ctx.node("Mul", [w, ctx.node("Add", [tail, ctx.node("Max", [v, zero])])])
+             for w, v in ((kept, x), (positive, ctx.node("Neg", [x])))]
+    weight = ctx.node("Where", [ctx.node("Greater", [x, zero]), kept, positive])
+    limit = ctx.node("Where", [ctx.node("Equal", [weight, zero]), zero,
+                               ctx.node("Mul", [ctx.node("Sign", [weight]),
+                                                ctx.scalar(np.inf, work)])])
+    out = ctx.node("Where", [_is_inf(ctx, x, work), limit, ctx.node("Add", terms)])
+    return ctx.cast(out, work, dtype)
 
 
 @converter("smooth_l1_loss")
