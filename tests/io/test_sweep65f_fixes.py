@@ -49,3 +49,44 @@ def test_dtype_and_device_dict_keys_as_torch():
 def test_an_unhashable_or_object_key_is_still_refused():
     with pytest.raises(ember.errors.CheckpointError, match="dtype, device or tuple"):
         _round_trip(ember, {ember.ones(1): 1})
+
+
+@pytest.fixture
+def no_crc32():
+    torch.serialization.set_crc32_options(False)
+    yield
+    torch.serialization.set_crc32_options(True)
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+def test_a_torch_file_saved_without_crc32_loads_as_in_torch(no_crc32, tmp_path, mmap):
+    # torch.save with set_crc32_options(False) writes CRC 0 for each record; torch.load reads
+    # the file, ember.load called it corrupted ('Bad CRC-32 for file .../byteorder')
+    path = tmp_path / "nocrc.pt"
+    torch.save({"w": torch.arange(6.0).reshape(2, 3), "v": torch.arange(6)[2:]}, path)
+    want = torch.load(path)
+    got = ember.load(path, mmap=mmap)
+    assert got["w"].tolist() == want["w"].tolist() and got["v"].tolist() == want["v"].tolist()
+    assert ember.serialization.get_unsafe_globals_in_checkpoint(path) == \
+        torch.serialization.get_unsafe_globals_in_checkpoint(path) == []
+
+
+def test_a_torch_skip_data_file_loads_its_layout_as_torch(tmp_path):
+    # torch.serialization.skip_data() writes no data (CRC 0); torch.load gives the tensors
+    # back with zeros, ember.load said the record fails its CRC check
+    path = tmp_path / "skip.pt"
+    with torch.serialization.skip_data():
+        torch.save({"w": torch.arange(4.0)}, path)
+    got, want = ember.load(path)["w"], torch.load(path)["w"]
+    assert got.dtype == ember.float32 and got.tolist() == want.tolist()
+
+
+def test_a_corrupted_record_with_a_crc_is_still_refused(tmp_path):
+    path = tmp_path / "bad.pt"
+    torch.save({"w": torch.arange(4.0)}, path)
+    data = bytearray(path.read_bytes())
+    at = data.index(b"\x00\x00\x80\x3f")  # (1.0 in the storage)
+    data[at + 3] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ember.errors.CheckpointError, match="CRC"):
+        ember.load(path)

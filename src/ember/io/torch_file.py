@@ -23,6 +23,7 @@ Any other name (a whole module, a class from the user's code, a NumPy array) tha
 
 from __future__ import annotations
 
+import copy
 import io
 import math
 import pickle
@@ -504,7 +505,7 @@ def _stored_record(archive: zipfile.ZipFile, handle: BinaryIO, name: str, where:
     data = bytearray(info.file_size)
     if read_into(handle, data) != info.file_size:
         return None  # (zipfile says what is wrong)
-    if zlib.crc32(data) != info.CRC:
+    if info.CRC and zlib.crc32(data) != info.CRC:  # (0: none written, read_record)
         raise CheckpointError(f"{where}: record {name} fails its CRC check; the file is "
                               "corrupted")
     return np.frombuffer(data, np.uint8)
@@ -520,9 +521,21 @@ def read_into(f: Any, buffer: memoryview | bytearray) -> int:
     return len(data)
 
 
+def read_record(archive: zipfile.ZipFile, name: str) -> bytes:
+    """Record ``name``, its CRC checked unless it is 0: ``torch.save`` writes none with
+    ``torch.serialization.set_crc32_options(False)`` (and for ``skip_data``'s records), and
+    ``torch.load`` then reads the file."""
+    info = archive.getinfo(name)
+    if info.CRC == 0:
+        info = copy.copy(info)
+        del info.CRC  # (zipfile's reader then checks none)
+    with archive.open(info) as f:
+        return f.read()
+
+
 def _record(archive: zipfile.ZipFile, name: str, where: str, optional: bool = False) -> bytes:
     try:
-        return archive.read(name)
+        return read_record(archive, name)
     except KeyError:
         if optional:
             return b""

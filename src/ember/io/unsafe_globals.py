@@ -134,7 +134,7 @@ def _torch_names(handle: io.BufferedIOBase, where: str) -> tuple[set, set]:
             if len(pickles) != 1:
                 raise CheckpointError(f"{where}: a zip archive without one <name>/data.pkl; "
                                       "it is not a torch.save file")
-            data = archive.read(pickles[0])
+            data = torch_file.read_record(archive, pickles[0])
     except (zipfile.BadZipFile, OSError, EOFError) as e:
         raise CheckpointError(f"{where}: not a readable zip archive ({e})") from None
     reader = torch_file._TorchUnpickler(io.BytesIO(), where, None, None, True, {})  # noqa: SLF001
