@@ -33,7 +33,7 @@ from ember.ops.convert import HALF, cast
 from ember.ops.creation import arange
 from ember.ops.gather import index_add
 from ember.ops.index_checks import first_out_of_range
-from ember.ops.int_args import as_int
+from ember.ops.int_args import as_float, as_int
 from ember.ops.join import cat
 from ember.ops.norms import vector_norm
 from ember.ops.overrides import TensorLikeOperand, handle
@@ -211,13 +211,16 @@ def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float)
 
     Ember ops under no_grad, not NumPy on the arrays: so a compiled function renormalises at
     every call (the write is a state update of the weight). A repeated index writes its row
-    twice, with the same value."""
+    twice, with the same value. As PyTorch's: each norm (in the weight's dtype) is compared
+    and turned into a scale in float64, which multiplies the row in float32 for a half weight,
+    else in its own dtype (a float32 scale rounded once), so the rows match it bit for bit."""
     with no_grad():
         idx = indices.reshape((-1,))
         rows = apply(Embedding, weight, idx, padding_idx=None, scale_grad_by_freq=False)
-        norms = vector_norm(rows, norm_type, dim=1, keepdim=True)
+        norms = vector_norm(rows, norm_type, dim=1, keepdim=True).to(dtypes.float64)
         scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        weight[idx] = rows * scale  # eagerly a write into the rows; traced, an index_put
+        weight[idx] = rows * scale.to(rows.dtype)  # eagerly a write into the rows; traced, an
+        # index_put
 
 
 def _check_indices(op: str, input: Tensor, offsets: Tensor | None = None) -> Tensor:
@@ -261,7 +264,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx = padding_idx % n
     try:  # a tensor-like operand (a DTensor) raises where its internals are first read
         if max_norm is not None:
-            _renorm_(weight, input, max_norm, norm_type)
+            _renorm_(weight, input, as_float(max_norm, "embedding", "max_norm"),
+                     as_float(norm_type, "embedding", "norm_type"))
         return apply(SparseGradEmbedding if sparse else Embedding, weight, input,
                      padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
     except TensorLikeOperand:
@@ -398,6 +402,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                              f"must have the shape of input {tuple(input.shape)}")
     flat, bag, b = _bags(op, input, offsets, include_last_offset)
     n = weight.shape[0]
+    if padding_idx is not None:
+        padding_idx = as_int(padding_idx, op, "padding_idx")  # (1.5 matched no index)
     if padding_idx is not None and not -n <= padding_idx < n:
         raise IndexOutOfRange(f"{op}: padding_idx {padding_idx} must be within "
                               f"num_embeddings ({n})")
