@@ -391,23 +391,25 @@ def _chosen(ctx: Context, c: str, a: str, b: str, on: DType) -> str:
 
 @converter("lerp")
 def lerp(ctx: Context, eqn: Eqn) -> str:
-    """lerp (float32, float16 or bfloat16: computed in float32, as PyTorch's): ``input +
-    w·diff`` where ``|w| < 0.5``, else ``end + (w - 1)·diff``, ``diff = end - input``; each
-    step rounded (Ember's eager lerp rounds the sum once: an ulp apart at times)."""
+    """lerp (float32, float16 or bfloat16: computed in float32, as PyTorch's; float64 in
+    float64, a number weight as given): ``input + w·diff`` where ``|w| < 0.5``, else ``end +
+    (w - 1)·diff``, ``diff = end - input``; each step rounded (Ember's eager lerp rounds the
+    sum once: an ulp apart at times)."""
     out = eqn.outputs[0].dtype
-    a, b, *w = (ctx.cast(ctx.value(v), v.dtype, _FLOAT32) for v in eqn.inputs)
+    work = float64 if out is float64 else _FLOAT32
+    a, b, *w = (ctx.cast(ctx.value(v), v.dtype, work) for v in eqn.inputs)
     diff = ctx.node("Sub", [b, a])
     if not w:
-        weight = np.float32(eqn.params["weight"])
+        weight = work.np.type(eqn.params["weight"])
         small = bool(abs(weight) < 0.5)
-        coeff = ctx.scalar(float(weight if small else weight - np.float32(1)), _FLOAT32)
+        coeff = ctx.scalar(float(weight if small else weight - work.np.type(1)), work)
         return ctx.cast(ctx.node("Add", [a if small else b, ctx.node("Mul", [coeff, diff])]),
-                        _FLOAT32, out)
-    small = ctx.node("Less", [ctx.node("Abs", [w[0]]), ctx.scalar(0.5, _FLOAT32)])
+                        work, out)
+    small = ctx.node("Less", [ctx.node("Abs", [w[0]]), ctx.scalar(0.5, work)])
     low = ctx.node("Add", [a, ctx.node("Mul", [w[0], diff])])
-    coeff = ctx.node("Sub", [w[0], ctx.scalar(1, _FLOAT32)])
+    coeff = ctx.node("Sub", [w[0], ctx.scalar(1, work)])
     high = ctx.node("Add", [b, ctx.node("Mul", [coeff, diff])])
-    return ctx.cast(_chosen(ctx, small, low, high, _FLOAT32), _FLOAT32, out)
+    return ctx.cast(_chosen(ctx, small, low, high, work), work, out)
 
 
 def _producer(ctx: Context, name: str, op: str) -> object | None:
