@@ -212,15 +212,14 @@ def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float)
     Ember ops under no_grad, not NumPy on the arrays: so a compiled function renormalises at
     every call (the write is a state update of the weight). A repeated index writes its row
     twice, with the same value. As PyTorch's: each norm (in the weight's dtype) is compared
-    and turned into a scale in float64, which multiplies the row in float32 for a half weight,
-    else in its own dtype (a float32 scale rounded once), so the rows match it bit for bit."""
+    and turned into a scale in float64, rounded to the weight's dtype to multiply the row."""
     with no_grad():
         idx = indices.reshape((-1,))
         rows = apply(Embedding, weight, idx, padding_idx=None, scale_grad_by_freq=False)
         norms = vector_norm(rows, norm_type, dim=1, keepdim=True).to(dtypes.float64)
         scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        weight[idx] = rows * scale.to(rows.dtype)  # eagerly a write into the rows; traced, an
-        # index_put
+        # eagerly a write into the rows; traced, an index_put
+        weight[idx] = rows * scale.to(rows.dtype)
 
 
 def _check_indices(op: str, input: Tensor, offsets: Tensor | None = None) -> Tensor:
