@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ember import nn
 from ember.errors import ArgumentError
 from ember.nn import functional as F
 from ember.nn.module import Module
@@ -32,7 +33,8 @@ from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
 from ember.quant.qtypes import qint8, qint32, quint8
 from ember.tensor import Tensor
 
-__all__ = ["Sigmoid", "Tanh", "Hardsigmoid", "ReLU6", "Hardswish", "LeakyReLU", "ELU", "PReLU"]
+__all__ = ["Sigmoid", "Tanh", "Hardsigmoid", "ReLU6", "Hardswish", "LeakyReLU", "ELU", "PReLU",
+           "Softmax"]
 
 _F32 = np.float32
 
@@ -331,3 +333,31 @@ class Hardsigmoid(_FixedRangeActivation):
 
     fn = staticmethod(F.hardsigmoid)
     fixed = (1.0 / 256.0, 0)
+
+
+class Softmax(QuantizedName, nn.Softmax):
+    """Quantized softmax along ``dim``: the float softmax of the dequantized input, quantized
+    to ``scale`` and ``zero_point`` in the input's dtype (PyTorch's ``quantized::softmax``);
+    a float tensor gets the float softmax. ``scale`` and ``zero_point`` are attributes, not
+    state (PyTorch's state dict of it is empty).
+
+    Example:
+        >>> x = ember.quantize_per_tensor(ember.tensor([[0.0, 0.0]]), 0.5, 8, ember.quint8)
+        >>> Softmax(1, 1.0 / 256, 0)(x).int_repr()
+        tensor([[128, 128]], dtype=ember.uint8)
+    """
+
+    def __init__(self, dim: int | None = None, scale: float = 1.0, zero_point: int = 0) -> None:
+        super().__init__(dim)
+        self.scale, self.zero_point = scale, zero_point
+
+    def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
+        if isinstance(input, Tensor):
+            return super().forward(input)
+        x = _quantized_input("softmax", input, (quint8, qint8))
+        return quantize_per_tensor(F.softmax(x.dequantize(), self.dim, _stacklevel=4),
+                                   self.scale, self.zero_point, x.dtype)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> Softmax:
+        return cls(mod.dim, *output_qparams(mod.activation_post_process))
