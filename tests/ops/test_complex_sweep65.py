@@ -1,5 +1,5 @@
-"""Complex numbers where PyTorch has no kernel: Ember refuses them as it does (it returned an
-answer), found by sweep65a."""
+"""Complex tensors as PyTorch 2.13 treats them, found by sweep65a: ops it has no kernel for
+are refused (Ember returned an answer); view_as_complex of a tensor without elements."""
 
 import pytest
 import torch
@@ -30,3 +30,13 @@ def test_linspace_and_logspace_keep_their_complex_dtype():
         ref = getattr(torch, name)(0, 1, 3, dtype=torch.complex64)
         assert mine.dtype is ember.complex64
         torch.testing.assert_close(torch.from_numpy(mine.numpy()), ref)
+
+
+@pytest.mark.parametrize("shape", [(0, 2), (3, 0, 2), (0, 3, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_view_as_complex_of_no_elements_as_torch(shape, dtype):
+    """Refused before: NumPy's empty arrays have zero strides, read as a last stride not 1."""
+    mine = ember.view_as_complex(ember.zeros(*shape, dtype=getattr(ember, dtype)))
+    ref = torch.view_as_complex(torch.zeros(*shape, dtype=getattr(torch, dtype)))
+    assert tuple(mine.shape) == tuple(ref.shape) and mine.stride() == ref.stride()
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")

@@ -192,6 +192,9 @@ class ViewAsComplex(Primitive):
     complex_grad = True
 
     def forward(self, xp, a):
+        complex_type = np.complex128 if a.dtype == np.float64 else np.complex64
+        if a.size == 0 and not any(a.strides):  # (NumPy's empty arrays: no strides to check;
+            return xp.empty(a.shape[:-1], complex_type)  # Tensor.stride() reports PyTorch's)
         if a.strides[-1] != a.itemsize or any(s % (2 * a.itemsize) for s in a.strides[:-1]):
             raise ShapeError(f"view_as_complex: the last dim must have stride 1 and every other "
                              f"stride must be even (strides {_elements(a)}). Hint: call "
@@ -201,7 +204,7 @@ class ViewAsComplex(Primitive):
             raise ShapeError(f"view_as_complex: the tensor must have a storage_offset divisible "
                              f"by 2, as PyTorch's (a complex number starts at an even element), "
                              f"got {offset} (shape {a.shape}). Hint: call .clone() first")
-        return a.view(np.complex128 if a.dtype == np.float64 else np.complex64)[..., 0]
+        return a.view(complex_type)[..., 0]
 
     def infer(self, a):
         if a.dtype not in (dtypes.float32, dtypes.float64):
