@@ -80,3 +80,13 @@ def test_embedding_renorm_arguments_must_be_numbers(name):
     kwargs = {"max_norm": 1.0, name: "2"}
     with pytest.raises(TypeError, match=f"embedding: {name} must be a number"):
         F.embedding(ember.tensor([0]), ember.ones(3, 2), **kwargs)
+
+
+@pytest.mark.parametrize("values", [[-1], [-3, -1]])
+def test_one_hot_of_negative_values_with_inferred_classes_says_so(values):
+    # torch: "Class values must be non-negative."; ember said "out of range for 0 classes;
+    # expected values in [0, -1]"
+    with pytest.raises(RuntimeError, match="non-negative"):
+        torch.nn.functional.one_hot(torch.tensor(values))
+    with pytest.raises(IndexError, match="one_hot: class values must be non-negative"):
+        F.one_hot(ember.tensor(values))

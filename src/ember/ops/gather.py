@@ -438,6 +438,9 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
                             f"class value) or a count of classes, got {num_classes}")
     if num_classes == -1:
         num_classes = _class_count(input)
+        if num_classes <= 0:  # (else "out of range for 0 classes, expected [0, -1]")
+            raise IndexOutOfRange(f"one_hot: class values must be non-negative, got a "
+                                  f"largest value of {num_classes - 1}")
     checked = class_indices(input, num_classes, "one_hot", what="class value")
     shape = tuple(input.shape) + (num_classes,)
     out = zeros(shape, dtype=dtypes.int64, device=input.device)
