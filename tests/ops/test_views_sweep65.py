@@ -132,3 +132,31 @@ def test_flatten_with_nothing_to_merge_returns_the_tensor_itself_as_torch(shape,
     assert t.flatten(start, end) is t
     assert e.flatten(start, end) is e
     assert tuple(ember.ones(2, 3).flatten(0, 1).shape) == (6,)
+
+
+AS_STRIDED_ARGS = {
+    "float_size": lambda m, x: x.as_strided((2.0,), (1,)),
+    "bool_size": lambda m, x: x.as_strided((True,), (1,)),
+    "float_stride": lambda m, x: x.as_strided((2,), (2.5,)),
+    "float_offset": lambda m, x: x.as_strided((2,), (1,), 1.0),
+    "bool_offset": lambda m, x: x.as_strided((2,), (1,), True),
+    "scatter_float_size": lambda m, x: m.as_strided_scatter(x, m.ones(2), (2.0,), (1,)),
+    "scatter_bool_offset": lambda m, x: m.as_strided_scatter(x, m.ones(2), (2,), (1,), True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AS_STRIDED_ARGS))
+def test_as_strided_refuses_float_and_bool_sizes_as_torch(name):
+    # int() read them: a size of 2.7 became 2 and True a size of 1, silently
+    with pytest.raises(TypeError):
+        AS_STRIDED_ARGS[name](torch, torch.arange(6.0))
+    with pytest.raises(ember.errors.ArgumentTypeError, match="as_strided.*must be an int"):
+        AS_STRIDED_ARGS[name](ember, ember.arange(6.0))
+
+
+def test_as_strided_still_takes_numpy_and_tensor_ints():
+    import numpy as np
+
+    got = ember.arange(6.0).as_strided((np.int64(2),), [np.int32(2)], ember.tensor(1))
+    want = torch.arange(6.0).as_strided((2,), (2,), torch.tensor(1))
+    assert got.tolist() == want.tolist() == [1.0, 3.0]

@@ -27,6 +27,7 @@ from ember.layouts import check_format, contiguous_format, order_of, preserve_fo
 from ember.ops.creation import tensor, zeros
 from ember.ops.indexing import index_put
 from ember.ops.inplace import refuse_inference_write, transforms_follow
+from ember.ops.int_args import as_int, as_ints
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, per_sample, primitive
 from ember.ops.select import where
 from ember.ops.shape import read_sizes
@@ -149,6 +150,20 @@ def _strided_copy(x: Tensor, params: dict) -> Tensor:
     return x.reshape(-1)[tensor(where_in, device=x.device)].reshape(params["size"])
 
 
+def strided_args(op: str, size: Any, stride: Any, storage_offset: Any
+                 ) -> tuple[tuple[int, ...], tuple[int, ...], int | None]:
+    """``as_strided``'s sizes, strides and offset read as ints, as PyTorch's: a float or a
+    bool is refused by name (``int()`` made 2.7 a size of 2, and True one of 1).
+
+    Example:
+        >>> strided_args("as_strided", (2, 3), [3, 1], None)
+        ((2, 3), (3, 1), None)
+    """
+    offset = None if storage_offset is None else \
+        as_int(storage_offset, op, "storage_offset")
+    return as_ints(size, op, "each size"), as_ints(stride, op, "each stride"), offset
+
+
 @method()
 def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None = None
                ) -> Tensor:
@@ -161,7 +176,7 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
         tensor([[0., 2.],
                 [1., 3.]])
     """
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    size, stride, offset = strided_args("as_strided", size, stride, storage_offset)
     if len(size) != len(stride):
         raise ShapeError(f"as_strided: mismatch in length of strides and shape: size {size} "
                          f"has {len(size)} dimensions, stride {stride} {len(stride)}")
@@ -169,7 +184,7 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
         raise ShapeError(f"as_strided: sizes {size} and strides {stride} must be "
                          "non-negative")
     own = input.storage_offset()
-    offset = own if storage_offset is None else int(storage_offset)
+    offset = own if offset is None else offset
     if offset < 0:
         raise ShapeError(f"as_strided: the storage offset must be non-negative, got {offset}")
     flat, _ = _storage(input._data)
@@ -205,8 +220,8 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,
         >>> ember.as_strided_scatter(ember.zeros(4), ember.ones(2), (2,), (2,))
         tensor([1., 0., 1., 0.])
     """
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    offset = 0 if storage_offset is None else int(storage_offset)
+    size, stride, offset = strided_args("as_strided_scatter", size, stride, storage_offset)
+    offset = 0 if offset is None else offset
     if len(size) != len(stride) or offset < 0 or any(n < 0 for n in size + stride):
         raise ShapeError(f"as_strided_scatter: sizes {list(size)} and strides {list(stride)} "
                          "must be non-negative and equally many, and the storage offset "
