@@ -90,3 +90,24 @@ def test_one_hot_of_negative_values_with_inferred_classes_says_so(values):
         torch.nn.functional.one_hot(torch.tensor(values))
     with pytest.raises(IndexError, match="one_hot: class values must be non-negative"):
         F.one_hot(ember.tensor(values))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_own_count(mode):
+    # Left on purpose unlike torch 2.13's CPU embedding_bag, which divides each index's
+    # gradient by the count of the index at its group's position in the sorted indices
+    # (indices [1, 2, 1]: index 2's gradient halved by index 1's count). The reference is
+    # torch's plain embedding with the bags reduced by hand, as the flag documents.
+    w = np.arange(8.0).reshape(4, 2)
+    indices, offsets = [2, 2, 0, 2, 0, 1, 2, 1], [0, 5]
+    ref_w = torch.tensor(w, requires_grad=True)
+    rows = torch.nn.functional.embedding(torch.tensor(indices), ref_w, scale_grad_by_freq=True)
+    bags = [rows[:5], rows[5:]]
+    ref = torch.stack([b.sum(0) if mode == "sum" else b.mean(0) for b in bags])
+    ref.sum().backward()
+    got_w = ember.tensor(w, requires_grad=True)
+    got = F.embedding_bag(ember.tensor(indices), got_w, ember.tensor(offsets), mode=mode,
+                          scale_grad_by_freq=True)
+    got.sum().backward()
+    np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy())
+    np.testing.assert_allclose(got_w.grad.numpy(), ref_w.grad.numpy())
