@@ -217,3 +217,19 @@ def test_T_of_a_quantized_non_matrix_warns_at_the_callers_line(shape):
     assert [w.filename for w in seen] == [__file__]
     assert tuple(got.shape) == tuple(t.T.shape) == shape[::-1]
     np.testing.assert_array_equal(got.int_repr().numpy(), t.T.int_repr().numpy())
+
+
+@pytest.mark.parametrize("view", [lambda q: q.permute(0, 2, 3, 1), lambda q: q.transpose(0, 2),
+                                  lambda q: q.permute(3, 2, 1, 0), lambda q: q[0].transpose(0, 1),
+                                  lambda q: q.permute(0, 2, 3, 1).permute(0, 3, 1, 2)])
+@pytest.mark.parametrize("memory_format", [None, "preserve_format", "contiguous_format"])
+def test_clone_lays_out_as_torch_quantized_clone(view, memory_format):
+    # (PyTorch's quantized clone keeps only channels-last strides; ember kept any: sweep65c)
+    x = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5) / 10
+    e = view(ember.quantize_per_tensor(ember.tensor(x), 0.1, 3, ember.quint8))
+    t = view(torch.quantize_per_tensor(torch.tensor(x), 0.1, 3, torch.quint8))
+    kw = {} if memory_format is None else {"memory_format": getattr(ember, memory_format)}
+    tkw = {} if memory_format is None else {"memory_format": getattr(torch, memory_format)}
+    ec, tc = e.clone(**kw), t.clone(**tkw)
+    assert tuple(ec.stride()) == tc.stride()
+    np.testing.assert_array_equal(ec.int_repr().numpy(), tc.int_repr().numpy())
