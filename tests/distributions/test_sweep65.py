@@ -22,3 +22,61 @@ def test_kumaraswamy_cdf_of_nan_is_nan_as_torch(dtype):
         torch.tensor(x))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, equal_nan=True)
     assert math.isnan(ours.numpy()[0])
+
+
+# standardized quantiles in float64 from closed forms that keep the tails (q and 1 - q exact)
+_Q = np.array([1e-300, 1e-50, 1e-20, 1e-10, 1e-3, 0.1, 0.3, 0.5, 0.7, 0.9, 1 - 1e-10, 1 - 1e-15])
+_TAIL = {
+    "Normal": lambda q: torch.special.ndtri(torch.tensor(q)).numpy(),
+    "Laplace": lambda q: np.where(q < 0.5, np.log(2 * q), -np.log(2 * (1 - q))),
+    "Cauchy": lambda q: np.where(q < 0.5, -1 / np.tan(np.pi * q), 1 / np.tan(np.pi * (1 - q))),
+    "HalfNormal": lambda q: torch.erfinv(torch.tensor(q)).numpy() * np.sqrt(2),
+    "HalfCauchy": lambda q: np.where(q < 0.5, np.tan(np.pi * q / 2),
+                                     1 / np.tan(np.pi * (1 - q) / 2)),
+}
+
+
+def _pair(name, lib, x):
+    cls = getattr(lib.distributions, name)
+    scale = x(np.array(2.0))
+    return cls(scale) if name.startswith("Half") else cls(x(np.array(0.5)), scale)
+
+
+@pytest.mark.parametrize("name", sorted(_TAIL))
+def test_icdf_keeps_its_tails(name):
+    # PyTorch's forms round q away in the tails: Normal/Laplace icdf(1e-20) were -inf,
+    # HalfNormal's 0, Cauchy's -6e15 (not -3e19) and 1% off at 1 - 1e-15
+    ours = _pair(name, ember, ember.tensor).icdf(ember.tensor(_Q)).numpy()
+    shift = 0.0 if name.startswith("Half") else 0.5
+    np.testing.assert_allclose(ours, shift + 2.0 * _TAIL[name](_Q), rtol=1e-13)
+    middle = (_Q > 1e-6) & (_Q < 1 - 1e-6)  # where PyTorch's forms hold, they agree
+    theirs = _pair(name, torch, torch.tensor).icdf(torch.tensor(_Q[middle])).numpy()
+    np.testing.assert_allclose(ours[middle], theirs, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", sorted(_TAIL))
+def test_icdf_edges_slopes_and_float32_as_torch(name):
+    q = np.array([0.05, 0.3, 0.5, 0.75, 0.95, math.nan], dtype=np.float32)
+    ours = _pair(name, ember, lambda a: ember.tensor(a.astype(np.float32)))
+    theirs = _pair(name, torch, lambda a: torch.tensor(a.astype(np.float32)))
+    got = ours.icdf(ember.tensor(q))
+    assert got.dtype == ember.float32
+    np.testing.assert_allclose(got.numpy(), theirs.icdf(torch.tensor(q)).numpy(), rtol=1e-5,
+                               atol=1e-6, equal_nan=True)
+    # the ends: -inf (0 for the folded ones) and inf (PyTorch's float32 Cauchy gives
+    # +-4.6e7, with the signs swapped)
+    low = 0.0 if name.startswith("Half") else -math.inf
+    ends = ours.icdf(ember.tensor(np.array([0.0, 1.0], dtype=np.float32))).numpy()
+    assert ends.tolist() == [low, math.inf]
+    inner = np.array([1e-3, 0.2, 0.6, 0.99])
+    v, tv = ember.tensor(inner, requires_grad=True), torch.tensor(inner, requires_grad=True)
+    g, = ember.autograd.grad(_pair(name, ember, ember.tensor).icdf(v).sum(), [v])
+    tg, = torch.autograd.grad(_pair(name, torch, torch.tensor).icdf(tv).sum(), [tv])
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-9)
+
+
+def test_laplace_icdf_slope_at_the_median():
+    # scale / min(q, 1 - q) on both sides; PyTorch's sign(q - 1/2) makes it 0 at q = 1/2
+    v = ember.tensor(np.array([0.5]), requires_grad=True)
+    g, = ember.autograd.grad(D.Laplace(0.5, 2.0).icdf(v).sum(), [v])
+    assert g.tolist() == [4.0]

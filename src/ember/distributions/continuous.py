@@ -58,7 +58,9 @@ class Normal(_LocationScale, ExponentialFamily):
         return 0.5 * ember.special.erfc((self.loc - value) / (self.scale * math.sqrt(2)))
 
     def icdf(self, value: Tensor) -> Tensor:
-        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+        """``loc + scale * ndtri(value)``: PyTorch's ``erfinv(2 q - 1) sqrt(2)`` rounds
+        ``2 q - 1`` to -1 below ``q = 1e-16`` (``-inf`` for ``icdf(1e-20)``, not -9.26)."""
+        return self.loc + self.scale * ember.special.ndtri(value)
 
     _mean_carrier_measure = 0
 
@@ -101,8 +103,12 @@ class Laplace(_LocationScale):
         return ember.where(below, 0.5 * ember.exp(u), 0.5 - 0.5 * ember.expm1(u))
 
     def icdf(self, value: Tensor) -> Tensor:
-        t = value - 0.5
-        return self.loc - self.scale * t.sign() * ember.log1p(-2 * t.abs())
+        """``log(2 q)`` below the median and ``-log(2 (1 - q))`` above, in scale units
+        (PyTorch's ``log1p(-2 |q - 1/2|)`` rounds ``q - 1/2`` to -1/2 below ``q = 1e-17``:
+        ``-inf`` for ``icdf(1e-20)``, not -45.36)."""
+        below = value < 0.5
+        z = ember.log(2 * ember.where(below, value, 1 - value))
+        return self.loc + self.scale * ember.where(below, z, -z)
 
     def entropy(self) -> Tensor:
         return 1 + ember.log(2 * self.scale)
