@@ -12,6 +12,7 @@ import numpy as np
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.backend.device import no_backend_error
+from ember.errors import CheckpointError
 from ember.ops.creation import share_array
 from ember.ops.storage_objects import UntypedStorage
 from ember.tensor import Tensor
@@ -43,6 +44,15 @@ def make_tensor(array: np.ndarray, dev: Device) -> Tensor:
     """A tensor of ``array`` (its memory, on the CPU) on ``dev``, where a placer put it."""
     t = share_array(array)
     return t.to(dev) if dev.type != "cpu" else t
+
+
+def refuse_meta(parts: Any, what: str, where: str) -> None:
+    """Refuses the parts of a sparse or nested tensor placed on the meta device (Ember's
+    hold data: PyTorch's ``torch.load(map_location='meta')`` makes meta ones)."""
+    if any(isinstance(t, Tensor) and t.is_meta for t in parts):
+        raise CheckpointError(f"{where}: a {what} cannot load on the meta device: Ember's "
+                              "sparse and nested tensors hold their data (PyTorch's "
+                              "map_location='meta' makes meta ones). Hint: load it on 'cpu'")
 
 
 def _picker(map_location: MapLocation) -> Placer:

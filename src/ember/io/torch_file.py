@@ -41,7 +41,7 @@ from ember.dtypes import ALL_DTYPES, DType, to_dtype
 from ember.errors import CheckpointError, EmberError, WeightsOnlyError
 from ember.io import safe_globals
 from ember.io.pickle_names import python3_name, without_extensions
-from ember.io.placement import Placer
+from ember.io.placement import Placer, refuse_meta
 from ember.io.shared_views import strided_view
 from ember.io.torch_nested import njt
 from ember.layouts import (
@@ -329,6 +329,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                                   f"{type(data).__name__}; the file is corrupted")
         if self.dry:
             return None
+        refuse_meta(data, f"{kind} tensor", self.where)
         try:
             if kind is sparse_coo:
                 indices, values, size, *coalesced = data

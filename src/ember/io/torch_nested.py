@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import CheckpointError, EmberError
+from ember.io.placement import refuse_meta
 from ember.nested.creation import nested_tensor_from_jagged
 from ember.nested.nested_tensor import NestedTensor
 from ember.ops.creation import from_numpy
@@ -28,6 +29,7 @@ def njt(kwargs: Any, where: str, dry: bool = False) -> NestedTensor | None:
                               "values and offsets; the file is corrupted")
     if dry:
         return None
+    refuse_meta((values, offsets, lengths), "nested tensor", where)
     seqlens = [t.shape[0] if isinstance(t, Tensor) else None  # (PyTorch's: zeros(n, 0))
                for t in (cache.get("min_seqlen"), cache.get("max_seqlen"))]
     if lengths is not None:

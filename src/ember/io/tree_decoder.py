@@ -16,6 +16,7 @@ import numpy as np
 from ember.backend import device as to_device
 from ember.dtypes import to_dtype
 from ember.errors import CheckpointError, EmberError
+from ember.io.placement import refuse_meta
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nested.creation import nested_tensor_from_jagged
 from ember.nested.nested_tensor import NestedTensor
@@ -106,6 +107,7 @@ class Decoder:
         parts = [self.value(p) for p in parts]
         if not all(isinstance(p, Tensor) for p in parts):
             raise self.fail(f"a sparse tensor entry {short(x)} has parts that are not tensors")
+        refuse_meta(parts, f"{layout} tensor", self.where)
         grad = x.get("requires_grad") is True
         try:
             if layout is sparse_coo:
@@ -125,6 +127,7 @@ class Decoder:
         if not (isinstance(values, Tensor) and isinstance(offsets, Tensor)):
             raise self.fail(f"a nested tensor entry {short(x)} has values or offsets that are "
                             "not tensors")
+        refuse_meta((values, offsets), "nested tensor", self.where)
         try:  # (the same offsets tensor: the same ragged size, unless its seqlens differ)
             return nested_tensor_from_jagged(values, offsets, jagged_dim=idx,
                                              min_seqlen=seqlens[0], max_seqlen=seqlens[1])
