@@ -109,3 +109,23 @@ def test_sparse_and_nested_on_meta_say_so(writer, make):
         ember.load(buf, map_location="meta")
     buf.seek(0)
     assert ember.load(buf, map_location="cpu")["d"].tolist() == [1.0, 1.0]
+
+
+def test_meta_parameters_load_as_parameters_and_keep_identity_as_torch():
+    # a meta Parameter loaded as a plain Tensor, and one meta tensor saved twice as two
+    # objects; torch.load gives a Parameter back, the same object for both references
+    for lib in (torch, ember):
+        with lib.device("meta"):
+            p = lib.nn.Parameter(lib.ones(2, 3))
+            frozen = lib.nn.Parameter(lib.ones(2), requires_grad=False)
+            t = lib.ones(3, 2).t()
+        out = _round_trip(lib, {"p": p, "frozen": frozen, "t": t, "p2": p, "t2": t})
+        assert type(out["p"]) is lib.nn.Parameter and out["p"].requires_grad, lib
+        assert type(out["frozen"]) is lib.nn.Parameter and not out["frozen"].requires_grad, lib
+        assert type(out["t"]) is lib.Tensor and out["t"].stride() == (1, 2), lib
+        assert out["p"] is out["p2"] and out["t"] is out["t2"], lib
+        assert all(v.is_meta for v in out.values()), lib
+    with ember.device("meta"):
+        model = ember.nn.Linear(2, 3)
+    whole = _round_trip(ember, model, weights_only=False)
+    assert type(whole.weight) is ember.nn.Parameter and whole.weight.is_meta

@@ -22,7 +22,8 @@ compressed indices, plain indices and values; ``k`` numbers the sparse objects o
 so one saved twice loads as one), each part a tensor of the file, nested (jagged) tensors
 as ``{"$nested": "jagged", "values": ..., "offsets": ..., "ragged_idx": k, "min_seqlen": m,
 "max_seqlen": n}`` (values and offsets tensor nodes), meta tensors (no data)
-as ``{"$meta": dtype, "size": [...], "stride": [...]}``, and anything else (a
+as ``{"$meta": dtype, "size": [...], "stride": [...], "object": k}`` (``"parameter": true``
+for a ``Parameter``; ``k`` numbers them, so one saved twice loads as one), and anything else (a
 module, a dataclass) as ``{"$pickle": name, "type": "module.QualName"}``, its pickle the bytes
 of the uint8 tensor ``name``, the tensors it holds left out as the file's (``"tensors"``: their
 nodes), so they load as the tensors saved beside it, as ``torch.load`` keeps identity across
@@ -117,10 +118,15 @@ class _Encoder:
         self.pending: list[tuple[Any, str]] = []  # those objects and their paths, in order
         self.has_nested = False
         self.sparse_seen: dict[int, tuple[int, SparseTensor]] = {}  # ordinal (and s) by id
+        self.meta_seen: dict[int, tuple[int, Tensor]] = {}  # ordinal (and t) by id
 
     def tensor(self, t: Tensor, path: str) -> dict:
-        if t.is_meta:  # (no data: its layout is the whole of it, in the tree)
-            node = {"$meta": t.dtype.name, "size": list(t.shape), "stride": list(t.stride())}
+        if t.is_meta:  # (no data: its layout is the whole of it, in the tree; "object" numbers
+            # the meta tensors of the save, so one saved twice loads as one, as torch.load)
+            node = {"$meta": t.dtype.name, "size": list(t.shape), "stride": list(t.stride()),
+                    "object": self.meta_seen.setdefault(id(t), (len(self.meta_seen), t))[0]}
+            if isinstance(t, Parameter):
+                node["parameter"] = True
             return {**node, "requires_grad": True} if t.requires_grad else node
         a = t._host("ember.save", keep=False)  # (written to the file, not kept)
         layout = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype,

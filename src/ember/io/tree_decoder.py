@@ -20,6 +20,7 @@ from ember.io.placement import refuse_meta
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nested.creation import nested_tensor_from_jagged
 from ember.nested.nested_tensor import NestedTensor
+from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
@@ -36,6 +37,7 @@ class Decoder:
                  raw: Callable[[str, str], np.ndarray]) -> None:
         self.where, self.tensor, self.unpickle, self.raw = where, tensor, unpickle, raw
         self.sparse_made: dict[str, SparseTensor] = {}  # (one object per node, as tensors)
+        self.meta_made: dict[str, Tensor] = {}
 
     def fail(self, problem: str) -> CheckpointError:
         return CheckpointError(f"{self.where}: {problem}")
@@ -135,16 +137,26 @@ class Decoder:
             raise self.fail(f"checkpoint tree: a nested tensor entry: {e}") from None
 
     def meta(self, x: dict) -> Tensor:
-        """A meta tensor, as saved (PyTorch's too stay on meta whatever the map_location)."""
+        """A meta tensor (a ``Parameter`` if saved as one), as saved (PyTorch's too stay on
+        meta whatever the map_location); equal entries with an ``"object"`` ordinal (one meta
+        tensor saved twice) load as one object, as ``torch.load`` keeps identity."""
         size, stride = x.get("size"), x.get("stride")
         if not (isinstance(size, list) and isinstance(stride, list) and len(size) == len(stride)
                 and all(type(v) is int and v >= 0 for v in size + stride)):
             raise self.fail(f"malformed meta tensor entry {short(x)} in the checkpoint tree")
+        key = json.dumps(x, sort_keys=True) if "object" in x else None
+        if key in self.meta_made:
+            return self.meta_made[key]
+        grad = x.get("requires_grad") is True
         try:
-            return empty_strided(size, stride, dtype=to_dtype(x["$meta"]), device="meta",
-                                 requires_grad=x.get("requires_grad") is True)
+            t = empty_strided(size, stride, dtype=to_dtype(x["$meta"]), device="meta",
+                              requires_grad=grad)
+            t = Parameter(t, grad) if x.get("parameter") is True else t
         except EmberError as e:
             raise self.fail(f"checkpoint tree: a meta tensor entry: {e}") from None
+        if key is not None:
+            self.meta_made[key] = t
+        return t
 
     def mapping(self, pairs: list, metadata: Any = None, ordered: bool = False) -> dict:
         out: dict = OrderedDict() if ordered or metadata is not None else {}
