@@ -59,7 +59,9 @@ def test_device_mismatch_is_a_clear_error():
     ((), (8, 16)), ((1, 16), (8, 16)), ((2, 1, 3), (2, 5, 3)), ((3,), (2, 0, 3)),
     ((1,), (0,)), ((2, 1), (2, 1)), ((0, 3), (2, 0, 3)), ("F", (4, 3, 2)),
     ((2, 3), (3, 3)), ((2, 3), (3,)), ((2, 3), (2, -1))])
-def test_broadcast_view_is_numpys_broadcast_to(shape, to):
+def test_broadcast_view_is_numpys_broadcast_to_strided_as_torchs_expand(shape, to):
+    import torch
+
     from ember.backend.cpu import broadcast_view
 
     a = np.arange(6.0).reshape(2, 3).T if shape == "F" else np.ones(shape, np.float32)
@@ -70,7 +72,10 @@ def test_broadcast_view_is_numpys_broadcast_to(shape, to):
             broadcast_view(a, to)
         return
     got = broadcast_view(a, to)
-    assert (got.shape, got.strides, got.dtype) == (want.shape, want.strides, want.dtype)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    # (a size-1 dimension kept is strided as PyTorch's expand strides it; NumPy's gives 0)
+    torch_strides = torch.from_numpy(a).expand(to).stride()
+    assert got.strides == tuple(s * a.itemsize for s in torch_strides)
     assert not got.flags.writeable and np.may_share_memory(got, a) == np.may_share_memory(want, a)
     assert (got.base is a) == (want.base is a)
     np.testing.assert_array_equal(got, want)

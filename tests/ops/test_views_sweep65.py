@@ -160,3 +160,27 @@ def test_as_strided_still_takes_numpy_and_tensor_ints():
     got = ember.arange(6.0).as_strided((np.int64(2),), [np.int32(2)], ember.tensor(1))
     want = torch.arange(6.0).as_strided((2,), (2,), torch.tensor(1))
     assert got.tolist() == want.tolist() == [1.0, 3.0]
+
+
+EXPANDS = {
+    "kept_size1": lambda m: m.ones(4, 1).expand(2, 4, 1),
+    "kept_size1_middle": lambda m: m.ones(1, 3).expand(3, 1, 3),
+    "new_size1_lead": lambda m: m.ones(2, 1).expand(1, 2, 5),
+    "new_size1_leads": lambda m: m.ones(3, 1).expand(1, 1, 3, 4),
+    "non_contiguous": lambda m: m.ones(3, 4, 2)[:, :1, ::2].expand(2, 3, 1, 5),
+    "non_contiguous_permuted": lambda m: m.ones(3, 4, 2)[:, :1, ::2].permute(1, 0, 2)
+    .expand(1, 3, 6),
+    "0d": lambda m: m.tensor(1.0).expand(3, 1),
+    "no_size1": lambda m: m.ones(4, 6)[:, ::2].expand(3, 4, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPANDS))
+def test_expand_strides_its_size1_dims_as_torch(name):
+    # NumPy's broadcast gave every size-1 dimension stride 0; PyTorch keeps a kept one's and
+    # gives a new one the next size times stride
+    got, want = EXPANDS[name](ember), EXPANDS[name](torch)
+    assert _layout(got) == _layout(want)
+    assert got.tolist() == want.tolist()
+    with ember.device("meta"):
+        assert _layout(EXPANDS[name](ember)) == _layout(want)

@@ -78,7 +78,7 @@ class Expand(Primitive):
         if xp is not np:
             return xp.broadcast_to(a, shape)
         view = broadcast_view(a, shape)
-        if view.size or not a.flags.writeable:
+        if 0 not in shape or not a.flags.writeable:
             return view
         # no elements, so none aliased: writable, as PyTorch's (NumPy's broadcast is read-only)
         return np.lib.stride_tricks.as_strided(a, shape, view.strides, writeable=True)
