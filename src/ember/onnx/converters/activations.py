@@ -7,15 +7,21 @@ import math
 from ember.dtypes import DType, float32, float64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
-from ember.onnx.converters.elementwise import near_zero
+from ember.onnx.converters.elementwise import near_zero, sigmoid
 from ember.onnx.converters.special import computed_in
 from ember.onnx.registry import converter
 
 
 @converter("leaky_relu")
 def leaky_relu(ctx: Context, eqn: Eqn) -> str:
-    return ctx.node("LeakyRelu", [ctx.value(eqn.inputs[0])],
-                    alpha=float(eqn.params["negative_slope"]))
+    """LeakyRelu; float64 as ``x > 0 ? x : x·slope`` (LeakyRelu's slope is a float32
+    attribute: 1.5e-8 relative off)."""
+    x, dtype, slope = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, \
+        float(eqn.params["negative_slope"])
+    if dtype is not float64:
+        return ctx.node("LeakyRelu", [x], alpha=slope)
+    return ctx.node("Where", [ctx.node("Greater", [x, ctx.scalar(0, dtype)]), x,
+                              ctx.node("Mul", [x, ctx.scalar(slope, dtype)])])
 
 
 @converter("hardtanh")
@@ -27,18 +33,21 @@ def hardtanh(ctx: Context, eqn: Eqn) -> str:
 
 @converter("elu", "elu_from_output")
 def elu(ctx: Context, eqn: Eqn) -> str:
-    """``scale * x`` above 0, ``scale * alpha * (exp(input_scale * x) - 1)`` below (ELU, SELU
-    and CELU share the primitive)."""
-    x, dtype, p = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, eqn.params
-    if p["input_scale"] == 1:
-        y = ctx.node("Elu", [x], alpha=float(p["alpha"]))
-        return y if p["scale"] == 1 else ctx.node("Mul", [y, ctx.scalar(p["scale"], dtype)])
-    zero = ctx.scalar(0, dtype)
-    inner = ctx.node("Mul", [ctx.node("Min", [x, zero]), ctx.scalar(p["input_scale"], dtype)])
-    below = ctx.node("Mul", [ctx.node("Sub", [ctx.node("Exp", [inner]), ctx.scalar(1, dtype)]),
-                             ctx.scalar(p["alpha"] * p["scale"], dtype)])
-    above = ctx.node("Mul", [x, ctx.scalar(p["scale"], dtype)])
-    return ctx.node("Where", [ctx.node("Greater", [x, zero]), above, below])
+    """``scale * x`` above 0, ``scale * alpha * expm1(input_scale * x)`` below (ELU, SELU and
+    CELU share the primitive), as eager: float16 and bfloat16 in float32, expm1 exact near 0
+    (ONNX's Elu is ``exp(x) - 1``: 0.14% off at x = -1e-5 in float32, 0 for -1e-30; its
+    alpha a float32 attribute), -0 and NaN kept."""
+    dtype, p = eqn.outputs[0].dtype, eqn.params
+    work = computed_in(dtype)
+    x = ctx.cast(ctx.value(eqn.inputs[0]), dtype, work)
+    positive = ctx.node("Greater", [x, ctx.scalar(0, work)])
+    below = ctx.node("Where", [positive, ctx.scalar(0, work), x])
+    if p["input_scale"] != 1:
+        below = ctx.node("Mul", [below, ctx.scalar(p["input_scale"], work)])
+    below = ctx.node("Mul", [near_zero(ctx, below, work, "expm1"),
+                             ctx.scalar(p["alpha"] * p["scale"], work)])
+    above = x if p["scale"] == 1 else ctx.node("Mul", [x, ctx.scalar(p["scale"], work)])
+    return ctx.cast(ctx.node("Where", [positive, above, below]), work, dtype)
 
 
 def log1p_exp(ctx: Context, s: str, dtype: DType) -> str:
@@ -71,28 +80,40 @@ def softplus(ctx: Context, eqn: Eqn) -> str:
 
 @converter("softshrink", "hardshrink")
 def shrink(ctx: Context, eqn: Eqn) -> str:
-    """ONNX's Shrink: ``x ∓ bias`` outside ``[-lambd, lambd]``, 0 within (bias 0: hardshrink)."""
-    lambd = float(eqn.params["lambd"])
-    return ctx.node("Shrink", [ctx.value(eqn.inputs[0])], lambd=lambd,
-                    bias=lambd if eqn.prim.name == "softshrink" else 0.0)
+    """softshrink ``x - clip(x, -lambd, lambd)`` (float16 and bfloat16 in float32),
+    hardshrink ``x`` where ``|x| > lambd``, 0 within, as eager: NaN stays NaN (ONNX's Shrink
+    gives 0) and float64's ``lambd`` is exact (Shrink's is a float32 attribute)."""
+    dtype, lambd = eqn.outputs[0].dtype, eqn.params["lambd"]
+    x = ctx.value(eqn.inputs[0])
+    if eqn.prim.name == "hardshrink":
+        inside = ctx.node("LessOrEqual", [ctx.node("Abs", [x]), ctx.scalar(lambd, dtype)])
+        return ctx.node("Where", [inside, ctx.scalar(0, dtype), x])
+    work = computed_in(dtype)
+    x = ctx.cast(x, dtype, work)
+    clipped = ctx.node("Clip", [x, ctx.scalar(-lambd, work), ctx.scalar(lambd, work)])
+    return ctx.cast(ctx.node("Sub", [x, clipped]), work, dtype)
 
 
 @converter("silu")
 def silu(ctx: Context, eqn: Eqn) -> str:
     x = ctx.value(eqn.inputs[0])
-    return ctx.node("Mul", [x, ctx.node("Sigmoid", [x])])
+    return ctx.node("Mul", [x, sigmoid(ctx, x, eqn.outputs[0].dtype)])
 
 
-@converter("hardsigmoid")
-def hardsigmoid(ctx: Context, eqn: Eqn) -> str:
-    """ONNX's HardSigmoid, ``clip(x / 6 + 0.5, 0, 1)``: within rounding of ``clip(x + 3, 0,
-    6) / 6``."""
-    return ctx.node("HardSigmoid", [ctx.value(eqn.inputs[0])], alpha=1 / 6, beta=0.5)
-
-
-@converter("hardswish")
-def hardswish(ctx: Context, eqn: Eqn) -> str:
-    return ctx.node("HardSwish", [ctx.value(eqn.inputs[0])])
+@converter("hardsigmoid", "hardswish")
+def hard_activations(ctx: Context, eqn: Eqn) -> str:
+    """``clip(x + 3, 0, 6) / 6`` (times ``x`` for hardswish), float16 and bfloat16 in float32,
+    as PyTorch: ONNX's HardSigmoid, ``x / 6 + 0.5``, cancels near -3 (0.12% off at -2.9999 in
+    float32) and its 1/6 is a float32 attribute (8e-9 relative off in float64)."""
+    dtype = eqn.outputs[0].dtype
+    work = computed_in(dtype)
+    x = ctx.cast(ctx.value(eqn.inputs[0]), dtype, work)
+    clipped = ctx.node("Clip", [ctx.node("Add", [x, ctx.scalar(3, work)]),
+                                ctx.scalar(0, work), ctx.scalar(6, work)])
+    y = ctx.node("Div", [clipped, ctx.scalar(6, work)])
+    if eqn.prim.name == "hardswish":
+        y = ctx.node("Mul", [x, y])
+    return ctx.cast(y, work, dtype)
 
 
 @converter("gelu")

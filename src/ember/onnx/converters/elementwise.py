@@ -183,7 +183,18 @@ def unary(ctx: Context, eqn: Eqn) -> str:
             ctx.node("Identity", [x])
     if name == "isnan":  # (onnxruntime has no bfloat16 IsNaN)
         x = ctx.cast(x, src.dtype, _FLOAT32 if src.dtype.name == "bfloat16" else src.dtype)
+    if name == "sigmoid":
+        return sigmoid(ctx, x, src.dtype)
     return ctx.node(_UNARY[name], [x])
+
+
+def sigmoid(ctx: Context, x: str, dtype: DType) -> str:
+    """Sigmoid; float64 as eager's ``1 / (1 + exp(-x))`` (onnxruntime's float64 Sigmoid is
+    0 below x = -37, 5.5e-26 at -58, and 1e-8 relative off elsewhere)."""
+    if dtype is not float64:
+        return ctx.node("Sigmoid", [x])
+    return ctx.node("Reciprocal", [ctx.node("Add", [ctx.node("Exp", [ctx.node("Neg", [x])]),
+                                                    ctx.scalar(1, dtype)])])
 
 
 @converter("log2", "log10", "log1p", "expm1", "exp2", "rsqrt", "trunc", "frac", "round")
@@ -270,16 +281,19 @@ def near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
     """``log1p`` and ``expm1`` accurate near 0, where ``log(1 + x)`` and ``exp(x) - 1`` lose
     every digit (Kahan's corrections: with ``u = 1 + x``, ``log(u) * x / (u - 1)``; with
     ``u = exp(x)``, ``(u - 1) * x / log(u)``), the ends where they are 0/0 or inf/inf
-    written out."""
+    written out (``x`` itself near 0 from Where's second branch: onnxruntime makes a -0
+    chosen from the first +0)."""
     one = ctx.scalar(1, dtype)
     u = ctx.node("Add" if name == "log1p" else "Exp", [x, one] if name == "log1p" else [x])
     d = ctx.node("Sub", [u, one])
+    true = ctx.scalar(True, bool_)
     if name == "log1p":
         y = ctx.node("Mul", [ctx.node("Log", [u]), ctx.node("Div", [x, d])])
-        y = ctx.node("Where", [ctx.node("Equal", [d, ctx.scalar(0, dtype)]), x, y])
+        apart = ctx.node("Xor", [ctx.node("Equal", [d, ctx.scalar(0, dtype)]), true])
+        y = ctx.node("Where", [apart, y, x])
         return ctx.node("Where", [ctx.node("Equal", [x, ctx.scalar(np.inf, dtype)]), x, y])
     y = ctx.node("Mul", [d, ctx.node("Div", [x, ctx.node("Log", [u])])])
-    y = ctx.node("Where", [ctx.node("Equal", [u, one]), x, y])
+    y = ctx.node("Where", [ctx.node("Xor", [ctx.node("Equal", [u, one]), true]), y, x])
     y = ctx.node("Where", [ctx.node("Equal", [d, ctx.scalar(-1, dtype)]), d, y])
     return ctx.node("Where", [ctx.node("Equal", [u, ctx.scalar(np.inf, dtype)]), u, y])
 
