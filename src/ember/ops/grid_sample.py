@@ -19,10 +19,11 @@ from typing import Any
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.convert import HALF, float32_under_autocast
-from ember.ops.creation import linspace, ones
+from ember.ops.creation import linspace
 from ember.ops.int_args import as_ints
 from ember.ops.join import stack
 from ember.ops.select import where, zero_grad_from
+from ember.ops.shape import movedim
 from ember.tensor import Tensor
 
 __all__: list[str] = []  # (F.grid_sample and F.affine_grid only, as in torch)
@@ -195,7 +196,7 @@ def _base_coordinates(size: int, align_corners: bool, like: Tensor) -> Tensor:
     if size <= 1:
         return like.new_zeros((size,))
     steps = linspace(-1.0, 1.0, size, dtype=like.dtype, device=like.device)
-    return steps if align_corners else steps * ((size - 1) / size)
+    return steps if align_corners else steps * (size - 1) / size  # (rounded twice, as torch)
 
 
 def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
@@ -219,14 +220,17 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     if min(size[2:]) <= 0:
         raise ShapeError(f"affine_grid: expected a size with positive spatial dimensions, "
                          f"got {size}")
-    spatial = size[2:]
-    # (*spatial, nd + 1) homogeneous coordinates (x, y[, z], 1), x varying along the last dim
-    axes = [_base_coordinates(s, bool(align_corners), theta) for s in spatial]
-    columns = []
-    for i in range(nd):  # column i is the coordinate of spatial dim nd - 1 - i
+    spatial, n = size[2:], size[0]
+    # output coordinate j = x·θ[j, 0] + y·θ[j, 1] (+ z·θ[j, 2]) + θ[j, nd], added in that
+    # order (a half theta in float32), as PyTorch's bmm of its base grid: the same roundings
+    work = theta.float() if theta.dtype in HALF else theta
+    rows = work.reshape((n, nd) + (1,) * nd + (nd + 1,))  # (N, nd, 1.., nd + 1): θ[j, i]
+    total = None
+    for i in range(nd):  # coordinate i (x, y, z) varies along spatial dim nd - 1 - i
         d = nd - 1 - i
-        shape = tuple(s if j == d else 1 for j, s in enumerate(spatial))
-        columns.append(axes[d].reshape(shape).expand(spatial))
-    columns.append(ones(spatial, dtype=theta.dtype, device=theta.device))
-    base = stack(columns, -1).reshape((1, -1, nd + 1))
-    return (base @ theta.transpose(1, 2)).reshape((size[0],) + spatial + (nd,))
+        axis = _base_coordinates(spatial[d], bool(align_corners), theta).to(work.dtype)
+        shape = (1, 1) + tuple(s if k == d else 1 for k, s in enumerate(spatial))
+        term = axis.reshape(shape) * rows[..., i]
+        total = term if total is None else total + term
+    # (N, nd, *spatial) laid out as (N, *spatial, nd)
+    return movedim(total + rows[..., nd], 1, -1).contiguous().to(theta.dtype)
