@@ -129,3 +129,27 @@ def test_meta_parameters_load_as_parameters_and_keep_identity_as_torch():
         model = ember.nn.Linear(2, 3)
     whole = _round_trip(ember, model, weights_only=False)
     assert type(whole.weight) is ember.nn.Parameter and whole.weight.is_meta
+
+
+def test_meta_tensors_keep_their_attributes_as_torch():
+    # a meta tensor's own attributes (param.tensor_model_parallel = True) were dropped; torch
+    # keeps them, as Ember does for CPU tensors
+    for lib in (torch, ember):
+        with lib.device("meta"):
+            p = lib.nn.Parameter(lib.ones(2))
+            t = lib.ones(2)
+        p.tensor_model_parallel, t.note = True, {"a": 1}
+        out = _round_trip(lib, {"p": p, "t": t})
+        assert out["p"].tensor_model_parallel is True and out["t"].note == {"a": 1}, lib
+
+
+def test_a_meta_tensor_attribute_tensor_defines_is_refused():
+    with ember.device("meta"):
+        t = ember.ones(2)
+    t.shadow = 1
+    buf = io.BytesIO()
+    ember.save(t, buf)
+    crafted = buf.getvalue().replace(b'\\"shadow\\"', b'\\"sum\\"   ')  # (same length)
+    assert len(crafted) == len(buf.getvalue()) and crafted != buf.getvalue()
+    with pytest.raises(ember.errors.CheckpointError, match="a meta tensor has attributes"):
+        ember.load(io.BytesIO(crafted))

@@ -88,7 +88,7 @@ from ember.io.mapped_file import map_file
 from ember.io.placement import MapLocation, Placer, make_tensor, placer
 from ember.io.safetensors_file import write_arrays
 from ember.io.shared_views import link_views, view_key, view_of
-from ember.io.tree_decoder import Decoder, short
+from ember.io.tree_decoder import Decoder
 from ember.layouts import sparse_coo
 from ember.nested.nested_tensor import NestedTensor
 from ember.nn.parameter import Buffer, Parameter, UninitializedTensorMixin
@@ -121,13 +121,29 @@ class _Encoder:
         self.meta_seen: dict[int, tuple[int, Tensor]] = {}  # ordinal (and t) by id
 
     def tensor(self, t: Tensor, path: str) -> dict:
+        node: dict[str, Any]
         if t.is_meta:  # (no data: its layout is the whole of it, in the tree; "object" numbers
             # the meta tensors of the save, so one saved twice loads as one, as torch.load)
             node = {"$meta": t.dtype.name, "size": list(t.shape), "stride": list(t.stride()),
                     "object": self.meta_seen.setdefault(id(t), (len(self.meta_seen), t))[0]}
-            if isinstance(t, Parameter):
-                node["parameter"] = True
-            return {**node, "requires_grad": True} if t.requires_grad else node
+        else:
+            node = {"$tensor": self._stored(t, path)}
+            if t.dtype.name == "complex128":
+                node["complex"] = True
+        if t.requires_grad:
+            node["requires_grad"] = True
+        if isinstance(t, Parameter):
+            node["parameter"] = True
+        if t.device.type not in ("cpu", "meta"):
+            node["device"] = str(t.device)
+        if getattr(t, "__dict__", None) and not isinstance(t, Buffer):  # (the user's, kept
+            node["attributes"] = self.value(t.__dict__, path)  # as torch.save does)
+        if not t.is_meta:
+            self.nodes.setdefault(node["$tensor"], []).append(node)
+        return node
+
+    def _stored(self, t: Tensor, path: str) -> str:
+        """The name of ``t``'s array in the file (one name per memory layout)."""
         a = t._host("ember.save", keep=False)  # (written to the file, not kept)
         layout = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype,
                   str(t.device))
@@ -138,19 +154,7 @@ class _Encoder:
             name = self._unique(path or "tensor")
             self.arrays[name] = a
             self.by_layout[layout] = name
-        node: dict[str, Any] = {"$tensor": name}
-        if t.dtype.name == "complex128":
-            node["complex"] = True
-        if t.requires_grad:
-            node["requires_grad"] = True
-        if isinstance(t, Parameter):
-            node["parameter"] = True
-        if t.device.type != "cpu":
-            node["device"] = str(t.device)
-        if getattr(t, "__dict__", None) and not isinstance(t, Buffer):  # (the user's, kept
-            node["attributes"] = self.value(t.__dict__, path)  # as torch.save does)
-        self.nodes.setdefault(name, []).append(node)
-        return node
+        return name
 
     def _unique(self, name: str) -> str:
         if name not in self.arrays and name != st.METADATA_KEY:
@@ -468,15 +472,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, pickle_module: Any = N
                                       "requires_grad; only floating and complex ones can be")
             made[key] = Parameter(t, requires_grad) if key[3] else t.requires_grad_(
                 requires_grad)
-            if attributes is not None:
-                attributes = decoder.value(attributes)
-                if not isinstance(attributes, dict) or not all(
-                        safe_globals.own_attribute(k) for k in attributes):
-                    raise CheckpointError(f"{where}: tensor {name!r} has attributes "
-                                          f"{short(node['attributes'])}, not a dict of names "
-                                          "Tensor does not define (such as 'sum', which it "
-                                          "would hide)")
-                made[key].__dict__.update(attributes)
+            decoder.set_attributes(made[key], node, f"tensor {name!r}")
             return made[key]
 
         def unpickle(name: str, what: str, refs: Any, item: Any = None) -> Any:

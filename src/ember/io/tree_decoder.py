@@ -16,6 +16,7 @@ import numpy as np
 from ember.backend import device as to_device
 from ember.dtypes import to_dtype
 from ember.errors import CheckpointError, EmberError
+from ember.io import safe_globals
 from ember.io.placement import refuse_meta
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.nested.creation import nested_tensor_from_jagged
@@ -154,9 +155,22 @@ class Decoder:
             t = Parameter(t, grad) if x.get("parameter") is True else t
         except EmberError as e:
             raise self.fail(f"checkpoint tree: a meta tensor entry: {e}") from None
+        self.set_attributes(t, x, "a meta tensor")
         if key is not None:
             self.meta_made[key] = t
         return t
+
+    def set_attributes(self, t: Tensor, node: dict, what: str) -> None:
+        """Sets the saved attributes of tensor ``t`` (``node``'s ``"attributes"``, if any),
+        its own names only: not Tensor's (``sum``, which it would hide, its data)."""
+        if node.get("attributes") is None:
+            return
+        attributes = self.value(node["attributes"])
+        if not isinstance(attributes, dict) or not all(
+                safe_globals.own_attribute(k) for k in attributes):
+            raise self.fail(f"{what} has attributes {short(node['attributes'])}, not a dict of "
+                            "names Tensor does not define (such as 'sum', which it would hide)")
+        t.__dict__.update(attributes)
 
     def mapping(self, pairs: list, metadata: Any = None, ordered: bool = False) -> dict:
         out: dict = OrderedDict() if ordered or metadata is not None else {}
