@@ -498,7 +498,10 @@ class PowerTransform(Transform):
         return y.pow(1 / self.exponent)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        return ember.log((self.exponent * y / x).abs())
+        """``log|exponent| + (exponent - 1) log|x|``, in logs: PyTorch's ``log|exponent y /
+        x|`` underflows to ``-inf`` once ``x ** (exponent - 1)`` does (``InverseGamma``'s
+        ``log_prob(1e200)``, float32 ``Weibull(1, 50).log_prob(1e-7)``)."""
+        return ember.log(self.exponent.abs()) + ember.xlogy(self.exponent - 1, x.abs())
 
     def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         return ember.broadcast_shapes(shape, self.exponent.shape)
