@@ -130,3 +130,47 @@ def test_gumbel_icdf_near_one(dtype):
                     ember.tensor(np.array(1.0, dtype=dtype))).icdf(ember.tensor(near_one))
     exact = -math.log(-math.log(float(near_one[0])))
     np.testing.assert_allclose(tail.numpy(), [exact], rtol=1e-6 if dtype == "float32" else 1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_heavy_tail_log_prob_far_out(dtype):
+    # log1p(z^2) overflowed past z = 1e19 in float32 (1e154 in float64): -inf, as PyTorch's
+    far = 1e30 if dtype == "float32" else 1e200
+
+    def t(x):
+        return ember.tensor(np.array(x, dtype=dtype))
+    log_far = math.log(far)
+    cases = [(D.Cauchy(t(0.0), t(1.0)), -math.log(math.pi) - 2 * log_far),
+             (D.HalfCauchy(t(1.0)), math.log(2 / math.pi) - 2 * log_far),
+             (D.StudentT(t(3.0)), math.lgamma(2) - math.lgamma(1.5) - 0.5 * math.log(3 * math.pi)
+              - 4 * log_far + 2 * math.log(3))]
+    for d, want in cases:
+        np.testing.assert_allclose(d.log_prob(t([far])).numpy(), [want], rtol=1e-6)
+    # nearer in, as torch's
+    v = np.array([[0.0], [1e-3], [0.7], [-30.0], [1e5]], dtype=dtype)
+    for name, args in [("Cauchy", ([0.5, -1.0], [2.0, 0.3])),
+                       ("StudentT", ([0.5, 3.0], [0.5, -1.0], [2.0, 0.3]))]:
+        ours = getattr(D, name)(*[t(a) for a in args]).log_prob(t(v))
+        theirs = getattr(TD, name)(*[torch.tensor(np.array(a, dtype=dtype)) for a in args])
+        np.testing.assert_allclose(ours.numpy(), theirs.log_prob(torch.tensor(v)).numpy(),
+                                   rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_kumaraswamy_log_prob_in_closed_form(dtype):
+    # through the transforms 1 - x^a rounded to 1, the base Uniform's edge: -inf below
+    # x = 1e-8 (float64) or 1e-4 (float32) for a = 2, as PyTorch's
+    a, b = np.array([[0.5], [1.0], [2.5]], dtype=dtype), np.array([0.5, 1.0, 3.0], dtype=dtype)
+    ours = D.Kumaraswamy(ember.tensor(a), ember.tensor(b), validate_args=False)
+    theirs = TD.Kumaraswamy(torch.tensor(a), torch.tensor(b), validate_args=False)
+    x = np.array([[[0.01]], [[0.3]], [[0.9]]], dtype=dtype)
+    np.testing.assert_allclose(ours.log_prob(ember.tensor(x)).numpy(),
+                               theirs.log_prob(torch.tensor(x)).numpy(), rtol=1e-5)
+    tiny = 1e-30 if dtype == "float32" else 1e-200
+    d = D.Kumaraswamy(ember.tensor(np.array(2.0, dtype=dtype)),
+                      ember.tensor(np.array(3.0, dtype=dtype)))
+    np.testing.assert_allclose(d.log_prob(ember.tensor(np.array([tiny], dtype=dtype))).numpy(),
+                               [math.log(6) + math.log(tiny)], rtol=1e-6)
+    # outside [0, 1] -inf, NaN stays NaN (PyTorch: NaN, or a number for an even power)
+    edge = ours.log_prob(ember.tensor(np.array([[[-0.5]], [[1.5]], [[math.nan]]], dtype=dtype)))
+    assert np.isneginf(edge.numpy()[:2]).all() and np.isnan(edge.numpy()[2]).all()

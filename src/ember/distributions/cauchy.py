@@ -45,8 +45,9 @@ class Cauchy(_LocationScale):
 
     def log_prob(self, value: Tensor) -> Tensor:
         value = self._checked(value)
+        # log1p(z^2) as 2 log hypot(1, z): z^2 overflowed past 1e19 in float32 (-inf)
         return (-math.log(math.pi) - ember.log(self.scale)
-                - ember.log1p(((value - self.loc) / self.scale) ** 2))
+                - 2 * ember.log(ember.hypot(1.0, (value - self.loc) / self.scale)))
 
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)

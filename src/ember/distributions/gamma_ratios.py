@@ -103,7 +103,8 @@ class StudentT(_Elementwise):
         df = self.df
         log_norm = (ember.log(self.scale) + 0.5 * ember.log(df) + 0.5 * math.log(math.pi)
                     + ember.lgamma(0.5 * df) - ember.lgamma(0.5 * (df + 1.0)))
-        return -0.5 * (df + 1.0) * ember.log1p(y ** 2 / df) - log_norm
+        # log1p(y^2 / df) as 2 log hypot(1, y / sqrt(df)), which does not overflow (as Cauchy)
+        return -(df + 1.0) * ember.log(ember.hypot(1.0, y * df.rsqrt())) - log_norm
 
     def entropy(self) -> Tensor:
         df = self.df
