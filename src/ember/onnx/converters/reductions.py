@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.dtypes import bool_, float32, float64, int32, int64
+from ember.dtypes import DType, bool_, float32, float64, int32, int64
 from ember.jit.ir import Eqn, Var
 from ember.onnx.context import Context, onnx_type
 from ember.onnx.registry import converter
@@ -29,12 +29,44 @@ def reduce(ctx: Context, eqn: Eqn) -> str:
     # (a sum of bools or small integers is int64; a max of bools or int16 is taken on int32)
     on = int32 if out.dtype.name in ("bool", "int16") else out.dtype
     x = ctx.cast(x, src.dtype, on)
+    if eqn.prim.name == "prod" and not on.is_floating_point:
+        return _integer_product(ctx, src, x, on, dims, keep)
     y = ctx.reduce(_REDUCE[eqn.prim.name], x, dims, keep)
     if on is not out.dtype:
         return ctx.cast(y, on, out.dtype)
     if eqn.prim.name in ("amax", "amin"):
         return _nan_values(ctx, src, x, y, dims, keep)
     return y
+
+
+def _integer_product(ctx: Context, src: Var, x: str, dtype: DType, dims: tuple,
+                     keep: int) -> str | None:
+    """An integer product of ``x`` (of ``dtype``) over ``dims`` by pairwise Mul (wrapping, as
+    eager): onnxruntime's ReduceProd multiplies integers in double (3**39 came out 11 off, an
+    overflow saturated). Each dimension halves in ⌈log₂ n⌉ steps (an odd length padded with
+    a 1), so its size must be static."""
+    rank = len(src.shape)
+    axes = sorted({d % rank for d in dims})
+    dynamic = set(ctx.dynamic_dims(src)) & set(axes)
+    if dynamic:
+        return ctx.refuse(f"an integer prod over dimension {min(dynamic)}, which follows a "
+                          "dynamic axis: onnxruntime's ReduceProd multiplies integers in double "
+                          "(wrong past 2**53), and the exact form takes a number of steps set "
+                          "by the size. Hint: make that axis static, or take the prod in float64")
+    if not all(src.shape[d] for d in axes):  # (an empty product: 1, exact)
+        return ctx.reduce("ReduceProd", x, axes, keep)
+    for d in axes:
+        n = src.shape[d]
+        while n > 1:
+            if n % 2:
+                pads = [0] * (2 * rank)
+                pads[rank + d] = 1
+                x = ctx.node("Pad", [x, ctx.ints(pads), ctx.scalar(1, dtype)])
+                n += 1
+            halves = [ctx.node("Slice", [x, ctx.ints([start]), ctx.ints([n]), ctx.ints([d]),
+                                         ctx.ints([2])]) for start in (0, 1)]
+            x, n = ctx.node("Mul", halves), n // 2
+    return x if keep else ctx.node("Squeeze", [x, ctx.ints(axes)])
 
 
 @converter("var", "std")
@@ -94,18 +126,26 @@ def _arg(ctx: Context, eqn: Eqn, big: bool, x: str) -> str:
     return index
 
 
+def _comparable(ctx: Context, src: Var) -> tuple[str, DType]:
+    """``src``'s value and the dtype its extremes are taken in: bools and int16 as int32
+    (ReduceMax takes no bool, onnxruntime's ArgMax and ReduceMax no int16)."""
+    on = int32 if src.dtype.name in ("bool", "int16") else src.dtype
+    return ctx.cast(ctx.value(src), src.dtype, on), on
+
+
 @converter("argmax", "argmin")
 def arg_reduce(ctx: Context, eqn: Eqn) -> str:
-    return _arg(ctx, eqn, eqn.prim.name == "argmax", ctx.value(eqn.inputs[0]))
+    return _arg(ctx, eqn, eqn.prim.name == "argmax", _comparable(ctx, eqn.inputs[0])[0])
 
 
 @converter("max_dim", "min_dim")
 def extreme_along(ctx: Context, eqn: Eqn) -> list[str]:
     """Values and (first) indices of the extremes along ``dim``."""
     src, big = eqn.inputs[0], eqn.prim.name == "max_dim"
-    x = ctx.value(src)
+    x, on = _comparable(ctx, src)
     dim, keep = eqn.params["dim"], int(eqn.params["keepdim"])
-    values = ctx.reduce("ReduceMax" if big else "ReduceMin", x, [dim], keep)
+    values = ctx.cast(ctx.reduce("ReduceMax" if big else "ReduceMin", x, [dim], keep), on,
+                      src.dtype)
     return [_nan_values(ctx, src, x, values, (dim,), keep), _arg(ctx, eqn, big, x)]
 
 
