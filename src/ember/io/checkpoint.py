@@ -18,12 +18,12 @@ name}`` (``"mutable": true`` for a bytearray; the bytes are the uint8 tensor ``n
 ``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}``,
 tensors as ``{"$tensor": name}`` and sparse tensors as ``{"$sparse": layout, "size": [...],
 "parts": [...], "object": k}`` (COO: indices and values, with ``"coalesced"``; CSR/CSC:
-compressed indices, plain indices and values; ``k`` numbers the sparse objects of the save,
-so one saved twice loads as one), each part a tensor of the file, nested (jagged) tensors
-as ``{"$nested": "jagged", "values": ..., "offsets": ..., "ragged_idx": k, "min_seqlen": m,
-"max_seqlen": n}`` (values and offsets tensor nodes), meta tensors (no data)
-as ``{"$meta": dtype, "size": [...], "stride": [...], "object": k}`` (``"parameter": true``
-for a ``Parameter``; ``k`` numbers them, so one saved twice loads as one), and anything else (a
+compressed indices, plain indices and values), each part a tensor of the file, nested
+(jagged) tensors as ``{"$nested": "jagged", "values": ..., "offsets": ..., "ragged_idx": r,
+"min_seqlen": m, "max_seqlen": n, "object": k}`` (values and offsets tensor nodes), meta
+tensors (no data) as ``{"$meta": dtype, "size": [...], "stride": [...], "object": k}``
+(``"parameter": true`` for a ``Parameter``) — ``k`` numbers the sparse, nested and meta
+objects of the save, so one saved twice loads as one —, and anything else (a
 module, a dataclass) as ``{"$pickle": name, "type": "module.QualName"}``, its pickle the bytes
 of the uint8 tensor ``name``, the tensors it holds left out as the file's (``"tensors"``: their
 nodes), so they load as the tensors saved beside it, as ``torch.load`` keeps identity across
@@ -117,15 +117,14 @@ class _Encoder:
         self.pickled: dict[int, dict] = {}  # each pickled object's node, by id
         self.pending: list[tuple[Any, str]] = []  # those objects and their paths, in order
         self.has_nested = False
-        self.sparse_seen: dict[int, tuple[int, SparseTensor]] = {}  # ordinal (and s) by id
-        self.meta_seen: dict[int, tuple[int, Tensor]] = {}  # ordinal (and t) by id
+        self.seen: dict[int, tuple[int, Any]] = {}  # sparse, nested and meta tensors' ordinals
 
     def tensor(self, t: Tensor, path: str) -> dict:
         node: dict[str, Any]
         if t.is_meta:  # (no data: its layout is the whole of it, in the tree; "object" numbers
             # the meta tensors of the save, so one saved twice loads as one, as torch.load)
             node = {"$meta": t.dtype.name, "size": list(t.shape), "stride": list(t.stride()),
-                    "object": self.meta_seen.setdefault(id(t), (len(self.meta_seen), t))[0]}
+                    "object": self.ordinal(t)}
         else:
             node = {"$tensor": self._stored(t, path)}
             if t.dtype.name == "complex128":
@@ -248,7 +247,7 @@ class _Encoder:
             node["coalesced"] = s.is_coalesced()
         if s.requires_grad:
             node["requires_grad"] = True
-        node["object"] = self.sparse_seen.setdefault(id(s), (len(self.sparse_seen), s))[0]
+        node["object"] = self.ordinal(s)
         return node  # (the same object gives the same node: load keeps the identity)
 
     def nested(self, nt: NestedTensor, path: str) -> dict:
@@ -259,7 +258,13 @@ class _Encoder:
         return {"$nested": "jagged", "values": self.tensor(nt.values(), _join(path, "values")),
                 "offsets": self.tensor(nt.offsets(), _join(path, "offsets")),
                 "ragged_idx": nt._ragged_idx,  # noqa: SLF001
-                "min_seqlen": ragged.min_seqlen, "max_seqlen": ragged.max_seqlen}
+                "min_seqlen": ragged.min_seqlen, "max_seqlen": ragged.max_seqlen,
+                "object": self.ordinal(nt)}
+
+    def ordinal(self, x: Any) -> int:
+        """The number of sparse, nested or meta tensor ``x`` in this save (one object saved
+        twice: one number, so it loads as one; ``x`` is kept so its id stays its own)."""
+        return self.seen.setdefault(id(x), (len(self.seen), x))[0]
 
     def container(self, x: list | tuple | dict, path: str) -> Any:
         if id(x) in self.active:

@@ -37,8 +37,7 @@ class Decoder:
                  unpickle: Callable[[str, str, Any, Any], Any],
                  raw: Callable[[str, str], np.ndarray]) -> None:
         self.where, self.tensor, self.unpickle, self.raw = where, tensor, unpickle, raw
-        self.sparse_made: dict[str, SparseTensor] = {}  # (one object per node, as tensors)
-        self.meta_made: dict[str, Tensor] = {}
+        self.made: dict[str, Any] = {}  # (sparse, nested and meta objects, by entry: once)
 
     def fail(self, problem: str) -> CheckpointError:
         return CheckpointError(f"{self.where}: {problem}")
@@ -65,11 +64,11 @@ class Decoder:
         if tag == "$size" and isinstance(arg, list) and all(type(v) is int for v in arg):
             return Size(arg)
         if tag == "$sparse" and isinstance(arg, str) and arg in SPARSE_LAYOUTS:
-            return self.sparse(x)
+            return self.once(x, self.sparse)
         if tag == "$nested" and arg == "jagged":
-            return self.nested(x)
+            return self.once(x, self.nested)
         if tag == "$meta" and isinstance(arg, str):
-            return self.meta(x)
+            return self.once(x, self.meta)
         if tag == "$pickle" and isinstance(arg, str) and isinstance(x.get("type"), str):
             return self.unpickle(arg, x["type"], x.get("tensors"), x.get("item"))
         if tag == "$bytes" and isinstance(arg, str):
@@ -93,15 +92,18 @@ class Decoder:
             raise self.fail(f"checkpoint tree: {e}") from None
         raise self.fail(f"malformed or unknown entry {short(x)} in the checkpoint tree")
 
-    def sparse(self, x: dict) -> SparseTensor:
-        """A sparse tensor on its parts; equal entries (one sparse tensor saved twice: the
-        same parts and object ordinal) load as one object, as ``torch.load`` keeps identity."""
+    def once(self, x: dict, build: Callable[[dict], Any]) -> Any:
+        """``build(x)``; equal entries with an ``"object"`` ordinal (one sparse, nested or
+        meta tensor saved twice) give one object, as ``torch.load`` keeps identity."""
+        if "object" not in x:
+            return build(x)
         key = json.dumps(x, sort_keys=True)
-        if key not in self.sparse_made:
-            self.sparse_made[key] = self._sparse(x)
-        return self.sparse_made[key]
+        if key not in self.made:
+            self.made[key] = build(x)
+        return self.made[key]
 
-    def _sparse(self, x: dict) -> SparseTensor:
+    def sparse(self, x: dict) -> SparseTensor:
+        """A sparse tensor on its parts."""
         parts, size = x.get("parts"), x.get("size")
         layout = SPARSE_LAYOUTS[x["$sparse"]]
         if not (isinstance(parts, list) and len(parts) == (2 if layout is sparse_coo else 3)
@@ -139,15 +141,11 @@ class Decoder:
 
     def meta(self, x: dict) -> Tensor:
         """A meta tensor (a ``Parameter`` if saved as one), as saved (PyTorch's too stay on
-        meta whatever the map_location); equal entries with an ``"object"`` ordinal (one meta
-        tensor saved twice) load as one object, as ``torch.load`` keeps identity."""
+        meta whatever the map_location)."""
         size, stride = x.get("size"), x.get("stride")
         if not (isinstance(size, list) and isinstance(stride, list) and len(size) == len(stride)
                 and all(type(v) is int and v >= 0 for v in size + stride)):
             raise self.fail(f"malformed meta tensor entry {short(x)} in the checkpoint tree")
-        key = json.dumps(x, sort_keys=True) if "object" in x else None
-        if key in self.meta_made:
-            return self.meta_made[key]
         grad = x.get("requires_grad") is True
         try:
             t = empty_strided(size, stride, dtype=to_dtype(x["$meta"]), device="meta",
@@ -156,8 +154,6 @@ class Decoder:
         except EmberError as e:
             raise self.fail(f"checkpoint tree: a meta tensor entry: {e}") from None
         self.set_attributes(t, x, "a meta tensor")
-        if key is not None:
-            self.meta_made[key] = t
         return t
 
     def set_attributes(self, t: Tensor, node: dict, what: str) -> None:
