@@ -174,3 +174,24 @@ def test_kumaraswamy_log_prob_in_closed_form(dtype):
     # outside [0, 1] -inf, NaN stays NaN (PyTorch: NaN, or a number for an even power)
     edge = ours.log_prob(ember.tensor(np.array([[[-0.5]], [[1.5]], [[math.nan]]], dtype=dtype)))
     assert np.isneginf(edge.numpy()[:2]).all() and np.isnan(edge.numpy()[2]).all()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, dt: m.distributions.HalfNormal(dt(2.0)).icdf(prob=dt([0.3])),
+    lambda m, dt: m.distributions.HalfCauchy(dt(2.0)).icdf(prob=dt([0.3])),
+    lambda m, dt: m.distributions.MixtureSameFamily(
+        m.distributions.Categorical(dt([0.3, 0.7])),
+        m.distributions.Normal(dt([0.0, 1.0]), dt([1.0, 2.0]))).log_prob(x=dt([0.5])),
+    lambda m, dt: m.distributions.MixtureSameFamily(
+        m.distributions.Categorical(dt([0.3, 0.7])),
+        m.distributions.Normal(dt([0.0, 1.0]), dt([1.0, 2.0]))).cdf(x=dt([0.5])),
+    lambda m, dt: m.distributions.constraints.independent(
+        base_constraint=m.distributions.constraints.positive,
+        reinterpreted_batch_ndims=1).check(dt([[1.0, -1.0]])),
+    lambda m, dt: m.distributions.constraints.multinomial(3).check(x=dt([1.0, 2.0])),
+])
+def test_argument_names_as_torch(call):
+    # keyword calls written for PyTorch raised TypeError (value / base for these names)
+    ours = call(ember, lambda v: ember.tensor(v, dtype=ember.float64))
+    theirs = call(torch, lambda v: torch.tensor(v, dtype=torch.float64))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)

@@ -100,13 +100,14 @@ class dependent_property(property, _Dependent):  # noqa: N801 - torch's name
 
 
 class _IndependentConstraint(Constraint):
-    """``base`` with its rightmost ``reinterpreted_batch_ndims`` dims treated as one event."""
+    """``base_constraint`` with its rightmost ``reinterpreted_batch_ndims`` dims treated as
+    one event."""
 
-    def __init__(self, base: Constraint, reinterpreted_batch_ndims: int) -> None:
-        self.base_constraint = base
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        self.is_discrete = base.is_discrete
-        self.event_dim = base.event_dim + reinterpreted_batch_ndims
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
 
     def check(self, value: Tensor) -> Tensor:
         ok = self.base_constraint.check(value)
@@ -316,8 +317,8 @@ class _Multinomial(Constraint):
     def __init__(self, upper_bound: Any) -> None:
         self.upper_bound = upper_bound
 
-    def check(self, value: Tensor) -> Tensor:
-        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+    def check(self, x: Tensor) -> Tensor:  # (x, as PyTorch names it here)
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
 
     def __repr__(self) -> str:
         return f"Multinomial(upper_bound={self.upper_bound})"

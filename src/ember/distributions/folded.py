@@ -48,10 +48,11 @@ class _Folded(TransformedDistribution):
             self._validate_sample(value)
         return self._folded_cdf(self.base_dist._checked(value) / self.scale)
 
-    def icdf(self, value: Tensor) -> Tensor:
-        """``scale`` times the standardized quantile of ``value`` itself (PyTorch's
-        ``base.icdf((q + 1) / 2)`` drops ``q`` below 1e-16: ``icdf(1e-20)`` was 0)."""
-        return self.scale * self._folded_icdf(value)
+    def icdf(self, prob: Tensor) -> Tensor:
+        """``scale`` times the standardized quantile of ``prob`` itself (PyTorch's
+        ``base.icdf((q + 1) / 2)`` drops ``q`` below 1e-16: ``icdf(1e-20)`` was 0). The
+        argument is named ``prob``, as PyTorch's."""
+        return self.scale * self._folded_icdf(prob)
 
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() - math.log(2)

@@ -106,14 +106,17 @@ class MixtureSameFamily(Distribution):
         variance_of_means = (probs * (components.mean - self._pad(self.mean)) ** 2).sum(dim)
         return mean_of_variances + variance_of_means
 
-    def cdf(self, value: Tensor) -> Tensor:
-        cdf = self._component_distribution.cdf(self._pad(value))
+    def cdf(self, x: Tensor) -> Tensor:
+        """The weighted cdfs of the components (the argument named ``x``, as PyTorch's)."""
+        cdf = self._component_distribution.cdf(self._pad(x))
         return (cdf * self._mixture_distribution.probs).sum(-1)
 
-    def log_prob(self, value: Tensor) -> Tensor:
+    def log_prob(self, x: Tensor) -> Tensor:
+        """``logsumexp`` of the components' log densities plus the log weights (the
+        argument named ``x``, as PyTorch's)."""
         if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self._component_distribution.log_prob(self._pad(value))
+            self._validate_sample(x)
+        log_prob = self._component_distribution.log_prob(self._pad(x))
         log_weights = ember.log_softmax(self._mixture_distribution.logits, -1)
         return ember.logsumexp(log_prob + log_weights, -1)
 
