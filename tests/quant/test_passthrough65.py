@@ -8,9 +8,10 @@ import torch
 import torch.ao.quantization as tq
 
 import ember
+import ember.ao.nn.quantized.functional as qF
 import ember.ao.quantization as eq
-from ember.errors import ArgumentError
-from tests.quant.helpers import copy_weights
+from ember.errors import ArgumentError, ShapeError
+from tests.quant.helpers import TORCH_NAMES, copy_weights
 
 LAYERS = ["AvgPool2d(3, 2, 1)", "AvgPool2d(2, ceil_mode=True, count_include_pad=False)",
           "AvgPool2d(3, 1, 1, divisor_override=5)", "Hardtanh(-0.3, 0.7)", "Threshold(0.2, -0.5)",
@@ -51,10 +52,34 @@ def test_converted_model_runs_the_layer_on_quantized_tensors_as_torch(layer, cha
                                rtol=1e-6)
 
 
-def test_quantized_bilinear_upsample_is_refused_with_a_hint():
+@pytest.mark.parametrize("dtype,zero_point", [(ember.quint8, 131), (ember.qint8, -7)])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("resize", [{"scale_factor": 2}, {"size": (9, 11)},
+                                    {"scale_factor": 1.7}, {"size": (3, 4)}])
+def test_quantized_bilinear_as_torch_nchw_kernel(dtype, zero_point, align_corners, resize):
+    x = (np.random.default_rng(0).standard_normal((2, 5, 6, 7)) * 2).astype(np.float32)
+    e = qF.interpolate(ember.quantize_per_tensor(ember.tensor(x), 0.02, zero_point, dtype),
+                       mode="bilinear", align_corners=align_corners, **resize)
+    t = torch.nn.functional.interpolate(
+        torch.quantize_per_tensor(torch.tensor(x), 0.02, zero_point, TORCH_NAMES[dtype]),
+        mode="bilinear", align_corners=align_corners, **resize)
+    assert (e.q_scale(), e.q_zero_point(), e.dtype) == (0.02, zero_point, dtype)
+    ei, ti = e.int_repr().numpy().astype(int), t.int_repr().numpy().astype(int)
+    # (PyTorch's build fuses some multiply-adds: values within an ulp of a half may round
+    # the other way, about 1 integer in 50,000)
+    assert ei.shape == ti.shape and np.abs(ei - ti).max() <= 1
+    assert (ei != ti).sum() <= 2
+
+
+def test_converted_bilinear_upsample_and_its_refusals():
     m = ember.nn.Sequential(eq.QuantStub(), ember.nn.UpsamplingBilinear2d(scale_factor=2),
                             eq.DeQuantStub())
     m = _convert(m, eq, ember.ones(1, 1, 2, 2))
-    with pytest.raises(ArgumentError, match="'bilinear' is not supported.*dequantize"):
-        m(ember.ones(1, 1, 2, 2))
-
+    assert type(m[1]).__name__ == "UpsamplingBilinear2d"
+    np.testing.assert_allclose(m(ember.ones(1, 1, 2, 2)).numpy(), np.ones((1, 1, 4, 4)),
+                               atol=0.01)
+    q = ember.quantize_per_tensor(ember.ones(1, 2, 3), 0.1, 0, ember.quint8)
+    with pytest.raises(ShapeError, match="'bilinear' expects a 4-D"):
+        qF.interpolate(q, scale_factor=2, mode="bilinear")
+    with pytest.raises(ArgumentError, match="'bicubic' is not supported.*dequantize"):
+        qF.interpolate(q.unsqueeze(0), scale_factor=2, mode="bicubic")

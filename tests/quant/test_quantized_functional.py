@@ -183,7 +183,14 @@ def test_interpolate_nearest_reads_floor_of_i_over_the_scale_as_torch(spatial_di
                           eqf.interpolate(ex, scale_factor=each, mode=mode))
 
 
-def test_interpolate_bilinear_is_refused_clearly():
+def test_interpolate_bicubic_is_refused_clearly():
     x = ember.quantize_per_tensor(ember.ones(1, 1, 2, 2), 0.1, 0, ember.quint8)
-    with pytest.raises(ArgumentError, match="mode='bilinear' is not supported"):
-        eqf.interpolate(x, scale_factor=2, mode="bilinear")
+    with pytest.raises(ArgumentError, match="mode='bicubic' is not supported"):
+        eqf.interpolate(x, scale_factor=2, mode="bicubic")
+
+
+def test_upsample_bilinear_as_torch():  # (align_corners=True, as PyTorch's; sweep65c)
+    x = np.random.default_rng(3).standard_normal((1, 3, 4, 5)).astype(np.float32)
+    tx = torch.quantize_per_tensor(torch.tensor(x), 0.03, 120, torch.quint8)
+    ex = ember.quantize_per_tensor(ember.tensor(x), 0.03, 120, ember.quint8)
+    _same(tqf.upsample_bilinear(tx, size=(7, 9)), eqf.upsample_bilinear(ex, size=(7, 9)))

@@ -56,7 +56,7 @@ class Threshold(nn.Threshold):
 
 class Upsample(nn.Upsample):
     """Resizing of a quantized tensor, same scale and zero point (:func:`interpolate` of
-    ``ember.ao.nn.quantized.functional``: the nearest modes; 'bilinear' raises).
+    ``ember.ao.nn.quantized.functional``: the nearest modes and 'bilinear').
 
     Example:
         >>> x = ember.quantize_per_tensor(ember.tensor([[[1.0, 2.0]]]), 0.5, 0, ember.quint8)
@@ -85,7 +85,8 @@ class UpsamplingNearest2d(Upsample):
 
 
 class UpsamplingBilinear2d(Upsample):
-    """``Upsample(mode='bilinear', align_corners=True)``: refused on a quantized tensor."""
+    """``Upsample(mode='bilinear', align_corners=True)`` of a quantized tensor (the float
+    module's repr)."""
 
     @classmethod
     def from_float(cls, mod: Module) -> UpsamplingBilinear2d:
