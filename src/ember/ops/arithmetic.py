@@ -32,7 +32,7 @@ from ember.ops.int_args import wide_int_as_float
 from ember.ops.modulus_kernel import modulus32, zeros_signed_as
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.scaled_add import HalfScaledAdd, HalfScaledSub
+from ember.ops.scaled_add import scaled_add
 from ember.tensor import Tensor, method
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
@@ -59,6 +59,8 @@ class Add(Binary):
     complex_grad = True
 
     def forward(self, xp, a, b):
+        if b.dtype.kind == "c":  # (PyTorch adds 1·b, a complex product: an infinite part of b
+            b = xp.multiply(b, 1)  # makes its other part NaN, and -0 parts may turn +0)
         r = xp.add(a, b)
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
@@ -78,7 +80,7 @@ class Sub(Binary):
     complex_grad = True
 
     def forward(self, xp, a, b):
-        r = xp.subtract(a, b)
+        r = xp.add(a, xp.multiply(b, -1)) if b.dtype.kind == "c" else xp.subtract(a, b)  # (Add)
         return r if a.flags.c_contiguous else in_operands_layout(xp, r, a, b)
 
     def vjp(self, ctx, g):
@@ -358,8 +360,8 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     except TensorLikeOperand:
         return handle(add, (input, other), {"alpha": alpha})
     if alpha != 1 or alpha.__class__ is not int:  # (1.0, 1+0j, True: their type is checked)
-        if a.dtype in HALF:
-            return _half_scaled_add("add", alpha, alpha, a, b, (input, other))
+        if a.dtype in HALF or a.dtype.is_complex:
+            return scaled_add("add", alpha, alpha, a, b, (input, other))
         b = _scaled("add", "alpha", b, alpha, input, other)
     return apply(Add, a, b)
 
@@ -374,8 +376,8 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     except TensorLikeOperand:
         return handle(sub, (input, other), {"alpha": alpha})
     if alpha != 1 or alpha.__class__ is not int:
-        if a.dtype in HALF:
-            return _half_scaled_add("sub", alpha, -alpha, a, b, (input, other))
+        if a.dtype in HALF or a.dtype.is_complex:
+            return scaled_add("sub", alpha, -alpha, a, b, (input, other))
         b = _scaled("sub", "alpha", b, alpha, input, other)
     return apply(Sub, a, b)
 
@@ -394,14 +396,6 @@ def _scaled(op: str, param: str, other: Tensor, alpha: Any, *operands: Any) -> T
     stays bool; ``alpha`` is checked first as PyTorch does (:func:`check_factor`)."""
     check_factor(op, param, alpha, other.dtype, operands)
     return cast(mul(other, alpha), other.dtype)
-
-
-def _half_scaled_add(op: str, alpha: Any, factor: Any, a: Tensor, b: Tensor,
-                     operands: tuple) -> Tensor:
-    """``a + factor * b`` (``factor``: ``alpha`` or ``-alpha``) of two half tensors as PyTorch
-    computes it (:mod:`ember.ops.scaled_add`), ``alpha`` checked first."""
-    check_factor(op, "alpha", alpha, a.dtype, operands)
-    return apply(HalfScaledAdd if op == "add" else HalfScaledSub, a, b, factor=factor)
 
 
 def _is_bool(x: Any) -> bool:

@@ -7,6 +7,7 @@ ELEMENTWISE = (
     # arithmetic and comparisons
     "add", "sub", "mul", "div", "floor_divide", "div_trunc", "remainder", "fmod", "pow",
     "pow_scalar", "neg", "lerp", "addc_half", "add_scaled_half", "sub_scaled_half",
+    "add_scaled_complex", "sub_scaled_complex",
     "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_left_shift", "bitwise_right_shift",
     "bitwise_not", "isnan", "isinf", "isfinite", "signbit", "isclose", "nan_to_num",

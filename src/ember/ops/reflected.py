@@ -2,7 +2,8 @@
 
 They compute as PyTorch's do, which is not always ``op(number, tensor)``: ``0.1 * t`` is
 ``mul(t, 0.1)`` (the number second, so a half-precision product keeps its float32 value) and
-``0.1 / t`` is ``t.reciprocal() * 0.1`` (in half precision the reciprocal is rounded first).
+``0.1 / t`` is ``t.reciprocal() * 0.1`` (in half precision the reciprocal is rounded first);
+``inf + z`` is ``add(z, inf)`` (a complex sum adds 1·other, so inf + (1+1j) is inf+nanj).
 
 Example:
     >>> 0.1 / ember.tensor([3.0], dtype=ember.float16)
@@ -47,6 +48,10 @@ def _reflected(fn: Callable[[Any, Tensor], Tensor], name: str) -> None:
     method(name)(op)
 
 
+def _radd(other: Any, input: Tensor) -> Tensor:
+    return add(input, other)
+
+
 def _rmul(other: Any, input: Tensor) -> Tensor:
     return mul(input, other)
 
@@ -60,7 +65,7 @@ def _rdiv(other: Any, input: Tensor) -> Tensor:
         raise
 
 
-for _fn, _name in [(add, "__radd__"), (sub, "__rsub__"), (_rmul, "__rmul__"),
+for _fn, _name in [(_radd, "__radd__"), (sub, "__rsub__"), (_rmul, "__rmul__"),
                    (_rdiv, "__rtruediv__"), (floor_divide, "__rfloordiv__"),
                    (remainder, "__rmod__"), (pow, "__rpow__")]:
     _reflected(_fn, _name)

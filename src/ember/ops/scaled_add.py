@@ -19,8 +19,11 @@ import numpy as np
 
 from ember.layouts import in_operands_layout
 from ember.ops.broadcast import broadcast_spec, sum_to
-from ember.ops.primitive import Primitive, primitive
+from ember.ops.complex_scaled_add import ComplexScaledAdd, ComplexScaledSub
+from ember.ops.fits import check_factor
+from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.torch_steps import scalar_steps
+from ember.tensor import Tensor
 
 __all__: list[str] = []
 
@@ -136,3 +139,21 @@ class HalfScaledSub(_HalfScaled):
 
     name = "sub_scaled_half"
     backward_name = "SubBackward0"
+
+
+def scaled_add(op: str, alpha: Any, factor: Any, a: Tensor, b: Tensor,
+               operands: tuple) -> Tensor:
+    """``a + factor * b`` (``factor``: ``alpha`` or ``-alpha``) of two half (or two complex)
+    tensors as PyTorch computes it, for ``op`` (``"add"`` or ``"sub"``), ``alpha`` checked
+    first (:func:`ember.ops.fits.check_factor`); ``operands`` are the op's arguments.
+
+    Example:
+        >>> z = ember.tensor([1 + 1j])
+        >>> scaled_add("sub", 2, -2, z, z, (z, z))
+        tensor([-1.-1.j])
+    """
+    check_factor(op, "alpha", alpha, a.dtype, operands)
+    if a.dtype.is_complex:  # (a 0-d tensor alpha: its number)
+        return apply(ComplexScaledAdd if op == "add" else ComplexScaledSub, a, b,
+                     factor=factor.item() if isinstance(factor, Tensor) else factor)
+    return apply(HalfScaledAdd if op == "add" else HalfScaledSub, a, b, factor=factor)
