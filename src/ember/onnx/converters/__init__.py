@@ -8,6 +8,7 @@ from ember.onnx.converters import (  # noqa: F401 - registration
     gamma,
     indexing,
     linalg,
+    losses,
     nn_kernels,
     normalization,
     recurrent,

@@ -52,7 +52,9 @@ def binary(ctx: Context, eqn: Eqn) -> str:
     if dtype is bool_ and name in _ON_BOOLS:  # (arithmetic on bools is logic)
         return ctx.node(_ON_BOOLS[name], operands(ctx, eqn))
     if name == "pow":
-        return widened(ctx, "Pow", operands(ctx, eqn), dtype)
+        if dtype.is_floating_point or dtype is bool_:
+            return widened(ctx, "Pow", operands(ctx, eqn), dtype)
+        return integer_power(ctx, *operands(ctx, eqn), dtype)
     if name in ("maximum", "minimum") and dtype.name in _NO_MAX:  # (exact there)
         wide = [ctx.cast(x, dtype, _NO_MAX[dtype.name]) for x in operands(ctx, eqn)]
         return ctx.cast(ctx.node(_BINARY[name], wide), _NO_MAX[dtype.name], dtype)
@@ -140,10 +142,51 @@ def _trunc(ctx: Context, x: str) -> str:
     return ctx.node("Mul", [side, ctx.node("Floor", [ctx.node("Abs", [x])])])
 
 
+def integer_power(ctx: Context, base: str, exponent: str | int, dtype: DType) -> str:
+    """``base ** exponent`` of integers as eager: by squaring, each product wrapping
+    (onnxruntime's Pow of integers goes through double: 3**39 came out 11 off, an overflow
+    saturated), on int32 for the narrow ones. A tensor exponent takes one step per bit of
+    its dtype; where it is negative the result is 1 for 1, ±1 for -1, else 0."""
+    on = int32 if dtype.name in _NARROW else dtype
+    b = ctx.cast(base, dtype, on)
+    one = ctx.scalar(1, on)
+    if isinstance(exponent, int):  # (a number: its bits, unrolled)
+        result = one
+        while exponent:
+            if exponent & 1:
+                result = b if result is one else ctx.node("Mul", [result, b])
+            exponent >>= 1
+            if exponent:
+                b = ctx.node("Mul", [b, b])
+        return ctx.cast(ctx.node("Expand", [result, ctx.node("Shape", [base])]) if
+                        result is one else result, on, dtype)
+    given = ctx.cast(exponent, dtype, on)
+    zero, two = ctx.scalar(0, on), ctx.scalar(2, on)
+    negative = ctx.node("Less", [given, zero])
+    e, result = ctx.node("Where", [negative, zero, given]), one
+    for _ in range(8 * dtype.itemsize - (dtype.name != "uint8")):  # (the exponent's bits)
+        odd = ctx.node("Equal", [ctx.node("Mod", [e, two]), one])
+        result = ctx.node("Where", [odd, ctx.node("Mul", [result, b]), result])
+        b, e = ctx.node("Mul", [b, b]), ctx.node("Div", [e, two])
+    if dtype.name == "uint8":
+        return ctx.cast(result, on, dtype)
+    base = ctx.cast(base, dtype, on)
+    minus_one = ctx.scalar(-1, on)
+    odd = ctx.node("Not", [ctx.node("Equal", [ctx.node("Mod", [given, two], fmod=1), zero])])
+    unit = ctx.node("Where", [ctx.node("Equal", [base, minus_one]),
+                              ctx.node("Where", [odd, minus_one, one]), zero])
+    unit = ctx.node("Where", [ctx.node("Equal", [base, one]), one, unit])
+    return ctx.cast(ctx.node("Where", [negative, unit, result]), on, dtype)
+
+
 @converter("pow_scalar")
 def pow_scalar(ctx: Context, eqn: Eqn) -> str:
     (x,), out = operands(ctx, eqn), eqn.outputs[0]
-    return widened(ctx, "Pow", [x, ctx.scalar(eqn.params["exponent"], out.dtype)], out.dtype)
+    exponent = eqn.params["exponent"]
+    if not out.dtype.is_floating_point and out.dtype is not bool_ and \
+            isinstance(exponent, int) and exponent >= 0:
+        return integer_power(ctx, x, exponent, out.dtype)
+    return widened(ctx, "Pow", [x, ctx.scalar(exponent, out.dtype)], out.dtype)
 
 
 @converter(*_COMPARE, "ne")
@@ -221,62 +264,6 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
     return ctx.node(down, [ctx.node("Round", [ctx.node(up, [x, scale])]), scale])
 
 
-@converter("binary_cross_entropy")
-def binary_cross_entropy(ctx: Context, eqn: Eqn) -> str:
-    """``(t - 1)·max(log1p(-x), -100) - t·max(log(x), -100)``, as the primitive computes it."""
-    x, t = (ctx.value(v) for v in eqn.inputs)
-    dtype = eqn.outputs[0].dtype
-    floor = ctx.scalar(-100, dtype)
-    log_x = ctx.node("Max", [ctx.node("Log", [x]), floor])
-    log_1mx = ctx.node("Max", [near_zero(ctx, ctx.node("Neg", [x]), dtype, "log1p"), floor])
-    kept = ctx.node("Mul", [ctx.node("Sub", [t, ctx.scalar(1, dtype)]), log_1mx])
-    return ctx.node("Sub", [kept, ctx.node("Mul", [t, log_x])])
-
-
-@converter("binary_cross_entropy_with_logits")
-def binary_cross_entropy_with_logits(ctx: Context, eqn: Eqn) -> str:
-    """``(1 - t)·softplus(x) + p·t·softplus(-x)``, as the primitive computes it (float16 and
-    bfloat16 in float32; softplus as ``log1p(exp(-|x|)) + max(±x, 0)``: ONNX's Softplus
-    overflows, to inf from x = 89 in float32); at ``x = ±inf`` a weight of 0 makes its term
-    0 (the limit, not ``0·inf``'s NaN)."""
-    dtype = eqn.outputs[0].dtype
-    work = _FLOAT32 if dtype.name in ("float16", "bfloat16") else dtype
-    x, t, *p = (ctx.cast(ctx.value(v), v.dtype, work) for v in eqn.inputs)
-    zero = ctx.scalar(0, work)
-    kept = ctx.node("Sub", [ctx.scalar(1, work), t])
-    positive = ctx.node("Mul", [p[0], t]) if p else t
-    small = ctx.node("Exp", [ctx.node("Neg", [ctx.node("Abs", [x])])])
-    tail = near_zero(ctx, small, work, "log1p")
-    terms = [ctx.node("Mul", [w, ctx.node("Add", [tail, ctx.node("Max", [v, zero])])])
-             for w, v in ((kept, x), (positive, ctx.node("Neg", [x])))]
-    weight = ctx.node("Where", [ctx.node("Greater", [x, zero]), kept, positive])
-    limit = ctx.node("Where", [ctx.node("Equal", [weight, zero]), zero,
-                               ctx.node("Mul", [ctx.node("Sign", [weight]),
-                                                ctx.scalar(np.inf, work)])])
-    out = ctx.node("Where", [_is_inf(ctx, x, work), limit, ctx.node("Add", terms)])
-    return ctx.cast(out, work, dtype)
-
-
-@converter("smooth_l1_loss")
-def smooth_l1_loss(ctx: Context, eqn: Eqn) -> str:
-    """``m·(|d| - m/2)`` with ``m = min(|d|, beta)``, over ``beta`` unless huber, reduced; as
-    the primitive computes it."""
-    x, t = (ctx.value(v) for v in eqn.inputs)
-    dtype, params = eqn.outputs[0].dtype, eqn.params
-    beta = ctx.scalar(params["beta"], dtype)
-    ad = ctx.node("Abs", [ctx.node("Sub", [x, t])])
-    m = ctx.node("Min", [ad, beta])
-    loss = ctx.node("Sub", [ad, ctx.node("Mul", [m, ctx.scalar(0.5, dtype)])])
-    loss = ctx.node("Mul", [loss, m])
-    if not params["huber"]:
-        loss = ctx.node("Div", [loss, beta])
-    if params["reduction"] == "none":
-        return loss
-    axes = list(range(len(eqn.inputs[0].shape)))  # (ReduceMean: the count may be dynamic)
-    return ctx.reduce("ReduceSum" if params["reduction"] == "sum" else "ReduceMean", loss,
-                      axes, 0)
-
-
 def near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
     """``log1p`` and ``expm1`` accurate near 0, where ``log(1 + x)`` and ``exp(x) - 1`` lose
     every digit (Kahan's corrections: with ``u = 1 + x``, ``log(u) * x / (u - 1)``; with
@@ -311,7 +298,7 @@ def sign(ctx: Context, eqn: Eqn) -> str:
                               ctx.node("Sign", [x])])
 
 
-def _is_inf(ctx: Context, x: str, dtype: DType) -> str:
+def is_inf(ctx: Context, x: str, dtype: DType) -> str:
     """IsInf, which takes float16 and bfloat16 from opset 20 only: ``|x| == inf`` before."""
     if ctx.opset >= 20 or dtype.name in ("float32", "float64"):
         return ctx.node("IsInf", [x])
@@ -320,7 +307,7 @@ def _is_inf(ctx: Context, x: str, dtype: DType) -> str:
 
 @converter("isinf")
 def isinf(ctx: Context, eqn: Eqn) -> str:
-    return _is_inf(ctx, ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype)
+    return is_inf(ctx, ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype)
 
 
 @converter("isfinite")
@@ -328,7 +315,7 @@ def isfinite(ctx: Context, eqn: Eqn) -> str:
     x, dtype = ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype
     if dtype.name == "bfloat16":  # (onnxruntime has no bfloat16 IsNaN)
         x, dtype = ctx.cast(x, dtype, _FLOAT32), _FLOAT32
-    return ctx.node("Not", [ctx.node("Or", [ctx.node("IsNaN", [x]), _is_inf(ctx, x, dtype)])])
+    return ctx.node("Not", [ctx.node("Or", [ctx.node("IsNaN", [x]), is_inf(ctx, x, dtype)])])
 
 
 @converter("cast")
@@ -518,7 +505,7 @@ def atan2(ctx: Context, eqn: Eqn) -> str:
                                                          ctx.scalar(1, work)]), x])
     base = ctx.node("Atan", [ctx.node("Div", [y, x])])  # (y / ±1 at two zeros: ±0)
     out = ctx.node("Where", [x_neg, ctx.node("Add", [base, signed(math.pi)]), base])
-    both_inf = ctx.node("And", [_is_inf(ctx, x, work), _is_inf(ctx, y, work)])
+    both_inf = ctx.node("And", [is_inf(ctx, x, work), is_inf(ctx, y, work)])
     out = ctx.node("Where", [both_inf, ctx.node("Where", [x_neg, signed(3 * math.pi / 4),
                                                           signed(math.pi / 4)]), out])
     return ctx.cast(out, work, dtype)
