@@ -21,7 +21,7 @@ from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.ops.convert import HALF, float32_under_autocast
 from ember.ops.creation import linspace
 from ember.ops.int_args import as_ints
-from ember.ops.join import stack
+from ember.ops.join import cat, stack
 from ember.ops.select import where, zero_grad_from
 from ember.ops.shape import movedim
 from ember.tensor import Tensor
@@ -170,21 +170,24 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     coords = [flat_grid[:, :, nd - 1 - i] for i in range(nd)]
     taps, weights = _neighbours(coords, tuple(spatial), mode, padding_mode, align_corners)
     index, weight = [], []
+    pixels = prod(spatial)
     for combo in itertools.product(*(range(len(t)) for t in taps)):
         flat, inside, w = 0, None, None
         for i, (j, size) in enumerate(zip(combo, spatial, strict=True)):
             at = taps[i][j]
             ok = (at >= 0) & (at <= size - 1)
             inside = ok if inside is None else inside & ok
-            flat = flat * size + where(ok, at, 0)
+            flat = flat * size + at
             if weights[i][j] is not None:
                 w = weights[i][j] if w is None else w * weights[i][j]
-        index.append(flat)
+        index.append(where(inside, flat, pixels))  # (outside: the zero past the last pixel)
         mask = inside.to(input.dtype)
         weight.append(mask if w is None else w * mask)
     k = len(index)
     index = stack(index, 1).to(dtypes.int64).reshape((n, 1, k * q))
-    values = input.reshape((n, c, prod(spatial))).gather(2, index.expand((n, c, k * q)))
+    # a tap outside reads a zero, not a pixel times a zero weight (an inf pixel gave NaN)
+    padded = cat([input.reshape((n, c, pixels)), input.new_zeros((n, c, 1))], 2)
+    values = padded.gather(2, index.expand((n, c, k * q)))
     weight = stack(weight, 1).reshape((n, 1, k, q))
     out = (values.reshape((n, c, k, q)) * weight).sum(2).reshape((n, c) + points)
     # nearest's output is flat in the grid: a zero gradient, as PyTorch's
