@@ -176,7 +176,8 @@ def _reduce_at(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                  include_self: bool = True) -> Tensor:
     """A copy of ``input`` with the slices of ``source`` reduced in at positions ``index``
-    (a vector) along ``dim``: ``reduce`` is ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``.
+    (a vector) along ``dim``: ``reduce`` is ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``
+    (not of complex tensors, as in PyTorch).
 
     Example:
         >>> x = ember.ones(2, 2)
@@ -189,8 +190,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise ArgumentError(f"{op}: reduce argument must be either prod, mean, amax or amin, got "
                             f"{reduce!r}")
-    if reduce in ("amax", "amin"):
-        refuse_complex(f"{op} {reduce}", input)
+    refuse_complex(f"{op} {reduce}", input)  # (PyTorch has no complex kernel for any reduce)
     check_integer(index, op)
     if index.ndim > 1:
         raise ShapeError(f"{op}: index must be a vector, got shape {tuple(index.shape)}")

@@ -413,6 +413,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         >>> ember.unique_consecutive(ember.tensor([1, 1, 2, 2, 3, 1]))
         tensor([1, 2, 3, 1])
     """
+    refuse_complex("unique_consecutive", input)  # (PyTorch has no complex kernel for it)
     return _unique(UniqueConsecutive, input, return_inverse, return_counts, dim,
                    "unique_consecutive")
 
