@@ -212,3 +212,10 @@ def test_fused_moving_avg_fake_quantize_repr_as_torch(reduce_range):
     x = np.linspace(-1, 3, 8, dtype=np.float32)
     e(ember.tensor(x)), t(torch.tensor(x))
     assert repr(e).replace("ember.", "torch.") == repr(t)
+
+
+@pytest.mark.parametrize("name", ["default_fixed_qparams_range_0to1_fake_quant",
+                                  "default_fixed_qparams_range_neg1to1_fake_quant"])
+def test_fixed_qparams_fake_quantize_repr_as_torch(name):  # (PyTorch's fields; sweep65c)
+    assert repr(getattr(eq, name)()).replace("ember.", "") == \
+        repr(getattr(tq, name)()).replace("torch.", "")

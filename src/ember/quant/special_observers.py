@@ -78,6 +78,12 @@ class FixedQParamsFakeQuantize(FakeQuantize):
     def calculate_qparams(self) -> tuple[Tensor, Tensor]:
         return self.scale, self.zero_point
 
+    def extra_repr(self) -> str:
+        return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled="
+                f"{self.observer_enabled}, scale={self.scale}, zero_point={self.zero_point}, "
+                f"dtype={self.dtype!r}, quant_min={self.quant_min}, quant_max={self.quant_max}, "
+                f"qscheme={self.qscheme!r}")  # (PyTorch's fields, in its order)
+
 
 class _PassThroughObserver(ObserverBase):
     """An observer that computes no parameters."""
