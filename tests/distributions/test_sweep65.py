@@ -195,3 +195,60 @@ def test_argument_names_as_torch(call):
     ours = call(ember, lambda v: ember.tensor(v, dtype=ember.float64))
     theirs = call(torch, lambda v: torch.tensor(v, dtype=torch.float64))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+# entropies at c = 1e4 and 1e12 (Gamma(c, 1), Chi2(2c), StudentT(c), Beta(c, c)), from
+# mpmath at 60 digits, where c + lgamma(c) + (1 - c) digamma(c) and its kin cancel
+_LARGE_ENTROPY = {1e4: [6.024075385026086, 6.717222565586032, 1.419038535704506,
+                        -4.225977424873357],
+                  1e12: [15.234449091168614, 15.927596271728559, 1.4189385332056728,
+                         -13.436292795599769]}
+
+
+def _entropy_cases(dtype):
+    def t(x):
+        return ember.tensor(np.array(x, dtype=dtype))
+    big = 1e4 if dtype == "float32" else 1e12
+    dists = [D.Gamma(t([big]), t([1.0])), D.Chi2(t([2 * big])), D.StudentT(t([big])),
+             D.Beta(t([big]), t([big]))]
+    return zip(dists, _LARGE_ENTROPY[big])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_entropy_at_large_parameters(dtype):
+    # PyTorch's forms (ours before): 1e-3 off in float32 at 1e4, 5e-4 (StudentT) and 2.5e-4
+    # (Gamma) in float64 at 1e12
+    for d, want in _entropy_cases(dtype):
+        np.testing.assert_allclose(d.entropy().numpy(), [want],
+                                   rtol=2e-6 if dtype == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("name", ["Gamma", "InverseGamma", "Beta", "StudentT", "Chi2"])
+def test_entropy_as_torch_across_the_switch(name):
+    # the series takes over at 16: values and slopes on both sides agree with torch's forms
+    c = np.array([1e-3, 0.3, 1.0, 2.5, 15.9, 16.0, 16.1, 40.0])
+    second = np.array([2.0, 0.5, 3.0, 1.0, 17.0, 0.2, 9.0, 16.0])
+
+    def build(lib, x, y):
+        d = lib.distributions
+        return {"Gamma": lambda: d.Gamma(x, y), "InverseGamma": lambda: d.InverseGamma(x, y),
+                "Beta": lambda: d.Beta(x, y), "StudentT": lambda: d.StudentT(x, 0.0, y),
+                "Chi2": lambda: d.Chi2(x)}[name]()
+    x, y = (ember.tensor(a, requires_grad=True) for a in (c, second))
+    tx, ty = (torch.tensor(a, requires_grad=True) for a in (c, second))
+    ours, theirs = build(ember, x, y).entropy(), build(torch, tx, ty).entropy()
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-11,
+                               atol=1e-12)
+    grads = ember.autograd.grad(ours.sum(), [x, y], allow_unused=True)
+    tgrads = torch.autograd.grad(theirs.sum(), [tx, ty], allow_unused=True)
+    for g, tg in zip(grads, tgrads):
+        if tg is not None:
+            np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-7, atol=1e-12)
+
+
+def test_dirichlet_entropy_at_large_concentrations():
+    c = np.array([[1e12, 1e12, 1e12], [0.5, 2.0, 30.0]])
+    got = D.Dirichlet(ember.tensor(c)).entropy().numpy()
+    np.testing.assert_allclose(got[0], -27.539674771190032, rtol=1e-12)  # (mpmath)
+    theirs = torch.distributions.Dirichlet(torch.tensor(c[1])).entropy().numpy()
+    np.testing.assert_allclose(got[1], theirs, rtol=1e-12)

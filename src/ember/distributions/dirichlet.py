@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -9,6 +10,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
 from ember.distributions.exp_family import ExponentialFamily
+from ember.distributions.stirling import stirling_remainders
 from ember.distributions.utils import broadcast_all
 from ember.errors import ArgumentError
 from ember.tensor import Tensor
@@ -83,10 +85,18 @@ class Dirichlet(ExponentialFamily):
         return x.lgamma().sum(-1) - ember.lgamma(x.sum(-1))
 
     def entropy(self) -> Tensor:
+        """``log B(c) + (c0 - K) digamma(c0) - sum (c - 1) digamma(c)`` for ``c0 = sum c``,
+        its ``c log c`` terms cancelled by hand with Stirling's remainders (PyTorch's form
+        is 2e-3 off at ``c = (1e4, 1e4)`` in float32)."""
         c = self.concentration
         k, total = c.shape[-1], c.sum(-1)
-        return (ember.lgamma(c).sum(-1) - ember.lgamma(total) - (k - total) * ember.digamma(total)
-                - ((c - 1) * ember.digamma(c)).sum(-1))
+        gamma_rest, digamma_rest = stirling_remainders(c)
+        per_category = (0.5 * ember.log(c) - 0.5 / c + gamma_rest
+                        - (c - 1) * digamma_rest).sum(-1)
+        gamma_total, digamma_total = stirling_remainders(total)
+        return (per_category + (0.5 - k) * ember.log(total) + 0.5 * k / total
+                - gamma_total + (total - k) * digamma_total
+                + (k - 1) * 0.5 * (math.log(2 * math.pi) + 1))
 
 
 class Beta(ExponentialFamily):

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import _Elementwise
 from ember.distributions.exp_family import ExponentialFamily
+from ember.distributions.stirling import stirling_remainders
 from ember.tensor import Tensor
 
 __all__ = ["Chi2", "Gamma"]
@@ -70,8 +72,13 @@ class Gamma(_Elementwise, ExponentialFamily):
         return ember.lgamma(x + 1) + (x + 1) * ember.log(-y.reciprocal())
 
     def entropy(self) -> Tensor:
+        """``c + lgamma(c) + (1 - c) digamma(c) - log(rate)`` with the ``c log c`` terms
+        cancelled by hand (Stirling's remainders; PyTorch's form is 1e-3 off at ``c = 1e4``
+        in float32)."""
         c = self.concentration
-        return c - ember.log(self.rate) + ember.lgamma(c) + (1 - c) * ember.digamma(c)
+        gamma_rest, digamma_rest = stirling_remainders(c)
+        return (0.5 * ember.log((2 * math.pi) * c) + 0.5 - 0.5 / c + gamma_rest
+                - (c - 1) * digamma_rest - ember.log(self.rate))
 
 
 class Chi2(Gamma):

@@ -11,6 +11,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import _Elementwise
 from ember.distributions.gamma import Chi2, Gamma
+from ember.distributions.stirling import stirling_remainders
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import PowerTransform
 from ember.distributions.utils import where_above
@@ -56,8 +57,12 @@ class InverseGamma(TransformedDistribution):
                            self.rate)
 
     def entropy(self) -> Tensor:
+        """``c + log(rate) + lgamma(c) - (1 + c) digamma(c)``, its ``c log c`` terms cancelled
+        by hand (as :meth:`Gamma.entropy`)."""
         c = self.concentration
-        return c + ember.log(self.rate) + ember.lgamma(c) - (1 + c) * ember.digamma(c)
+        gamma_rest, digamma_rest = stirling_remainders(c)
+        return (ember.log(self.rate) - 1.5 * ember.log(c) + 0.5 * math.log(2 * math.pi) + 0.5
+                + 0.5 / c + gamma_rest - (1 + c) * digamma_rest)
 
 
 class StudentT(_Elementwise):
@@ -107,11 +112,16 @@ class StudentT(_Elementwise):
         return -(df + 1.0) * ember.log(ember.hypot(1.0, y * df.rsqrt())) - log_norm
 
     def entropy(self) -> Tensor:
+        """``(df + 1) / 2 (digamma((df + 1) / 2) - digamma(df / 2)) + log(sqrt(df)
+        B(df / 2, 1 / 2)) + log(scale)``, its large terms cancelled by hand with Stirling's
+        remainders (PyTorch's form is 5e-4 off at ``df = 1e12``, 2% at 1e6 in float32)."""
         df = self.df
-        log_beta = ember.lgamma(0.5 * df) + math.lgamma(0.5) - ember.lgamma(0.5 * (df + 1))
-        return (ember.log(self.scale)
-                + 0.5 * (df + 1) * (ember.digamma(0.5 * (df + 1)) - ember.digamma(0.5 * df))
-                + 0.5 * ember.log(df) + log_beta)
+        q = 0.5 * (df + 1)
+        gamma_p, digamma_p = stirling_remainders(0.5 * df)
+        gamma_q, digamma_q = stirling_remainders(q)
+        return (ember.log(self.scale) + 0.5 * math.log(2 * math.pi) + 0.5 + 0.5 / df
+                + 0.5 * ember.log1p(df.reciprocal()) + q * (digamma_q - digamma_p)
+                + gamma_p - gamma_q)
 
 
 class FisherSnedecor(_Elementwise):
