@@ -224,6 +224,8 @@ def unary(ctx: Context, eqn: Eqn) -> str:
     if src.dtype.name == "uint8" and name in ("neg", "relu"):  # (neither takes uint8)
         return ctx.node("Sub", [ctx.scalar(0, src.dtype), x]) if name == "neg" else \
             ctx.node("Identity", [x])
+    if src.dtype.name == "int16" and name == "relu":  # (onnxruntime: no int16 Relu)
+        return ctx.cast(ctx.node("Relu", [ctx.cast(x, src.dtype, int32)]), int32, src.dtype)
     if name == "isnan":  # (onnxruntime has no bfloat16 IsNaN)
         x = ctx.cast(x, src.dtype, _FLOAT32 if src.dtype.name == "bfloat16" else src.dtype)
     if name == "sigmoid":
@@ -445,26 +447,31 @@ def _may_be_minus_zero(ctx: Context, var: Var) -> bool:
 def clamp(ctx: Context, eqn: Eqn) -> str:
     """Clip; a float's missing bound is infinite (Clip's default, the largest finite float,
     would turn infinities finite), an integer's is Clip's default, the dtype's extreme."""
-    x, dtype = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype
+    x, out = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype
+    dtype = int32 if out.name == "int16" else out  # (onnxruntime has no int16 Clip)
+    x = ctx.cast(x, out, dtype)
 
     def bound(value: float | None, default: float) -> str:
         if value is None and not dtype.is_floating_point:
             return ""
         return ctx.scalar(default if value is None else value, dtype)
 
-    return ctx.node("Clip", [x, bound(eqn.params["min"], -np.inf),
-                             bound(eqn.params["max"], np.inf)])
+    return ctx.cast(ctx.node("Clip", [x, bound(eqn.params["min"], -np.inf),
+                                      bound(eqn.params["max"], np.inf)]), dtype, out)
 
 
 @converter("clamp_tensor")
 def clamp_tensor(ctx: Context, eqn: Eqn) -> str:
-    """Max with ``min``, then Min with ``max`` (broadcasting; NaN propagates)."""
-    x, *bounds = operands(ctx, eqn)
+    """Max with ``min``, then Min with ``max`` (broadcasting; NaN propagates; int16 and
+    bfloat16 on a wider dtype, exact)."""
+    out = eqn.outputs[0].dtype
+    on = _NO_MAX.get(out.name, out)
+    x, *bounds = (ctx.cast(v, out, on) for v in operands(ctx, eqn))
     given = eqn.params["bounds_given"]
     ops = {"both": ("Max", "Min"), "min": ("Max",), "max": ("Min",)}[given]
     for op, bound in zip(ops, bounds):
         x = ctx.node(op, [x, bound])
-    return x
+    return ctx.cast(x, on, out)
 
 
 @converter("nan_to_num")

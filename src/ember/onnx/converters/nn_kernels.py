@@ -359,6 +359,8 @@ def einsum(ctx: Context, eqn: Eqn) -> str:
     """Einsum, on the dtype the primitive computes in (``compute``) where it has one."""
     out = eqn.outputs[0].dtype
     on = eqn.params["compute"] or out
+    if on.name in ("int8", "uint8", "int16"):  # (onnxruntime has none: int32 wraps back)
+        on = int32
     operands = [ctx.cast(ctx.value(v), v.dtype, on) for v in eqn.inputs]
     return ctx.cast(ctx.node("Einsum", operands, equation=eqn.params["equation"]), on, out)
 

@@ -184,8 +184,10 @@ def _as_pad(ctx: Context, eqn: Eqn) -> str | None:
         ends.append(pads[1])
     if values.shape != tuple(size - b - e for size, b, e in zip(base.shape, begins, ends)):
         return None
-    padded = ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),
-                              ctx.scalar(fill.flat[0], base.dtype)], mode="constant")
+    on = dtypes.int32 if base.dtype.name == "int16" else base.dtype  # (no int16 Pad in ORT)
+    padded = ctx.cast(ctx.node("Pad", [ctx.cast(ctx.value(values), values.dtype, on),
+                                       ctx.ints(begins + ends), ctx.scalar(fill.flat[0], on)],
+                               mode="constant"), on, base.dtype)
     ctx.register_dims(eqn.outputs[0], padded, {d: ("pad", ctx.sizes(values, d), b + e)
                                                for d, (b, e) in enumerate(zip(begins, ends))})
     return padded

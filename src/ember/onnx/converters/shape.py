@@ -53,10 +53,11 @@ def cat(ctx: Context, eqn: Eqn) -> str:
 
 @converter("triangular")
 def triangular(ctx: Context, eqn: Eqn) -> str:
-    """``triu``/``tril``: Trilu (on int64 for bool masks, which not every runtime takes)."""
+    """``triu``/``tril``: Trilu (on int64 for bool masks and narrow integers, which not every
+    runtime takes: onnxruntime has no int8, uint8 or int16 Trilu)."""
     src = eqn.inputs[0]
     x = ctx.value(src)
-    boolean = src.dtype.name == "bool"
+    boolean = src.dtype.name in ("bool", "int8", "uint8", "int16")
     if boolean:
         x = ctx.cast(x, src.dtype, int64)
     k = ctx.constant(np.asarray(eqn.params["diagonal"], dtype=np.int64), "k")
