@@ -83,3 +83,13 @@ def test_converted_bilinear_upsample_and_its_refusals():
         qF.interpolate(q, scale_factor=2, mode="bilinear")
     with pytest.raises(ArgumentError, match="'bicubic' is not supported.*dequantize"):
         qF.interpolate(q.unsqueeze(0), scale_factor=2, mode="bicubic")
+
+
+@pytest.mark.parametrize("layer", ["Sigmoid", "Tanh", "Hardsigmoid"])
+def test_converted_fixed_range_activation_prints_as_torch(layer):
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    e = _convert(ember.nn.Sequential(eq.QuantStub(), getattr(ember.nn, layer)(),
+                                     eq.DeQuantStub()), eq, ember.tensor(x))
+    t = _convert(torch.nn.Sequential(tq.QuantStub(), getattr(torch.nn, layer)(),
+                                     tq.DeQuantStub()), tq, torch.tensor(x))
+    assert repr(e[1]) == repr(t[1]) == f"{layer}()"

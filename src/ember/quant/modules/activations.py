@@ -276,7 +276,8 @@ class PReLU(OutputQParams):
 class _FixedRangeActivation(Module):
     """An activation of a quantized tensor quantized to ``output_scale`` and
     ``output_zero_point`` (by default the fixed range, for the input's dtype), in the input's
-    dtype; a float tensor (after a ``DeQuantize``) gets the float function."""
+    dtype; a float tensor (after a ``DeQuantize``) gets the float function. It prints as the
+    float module (``Sigmoid()``), as PyTorch's, which keeps that module."""
 
     fn: ClassVar[Any]
     fixed: ClassVar[tuple[float, int]]
@@ -303,9 +304,6 @@ class _FixedRangeActivation(Module):
         fixes them: a torchvision MobileNetV3 checkpoint from before its hardsigmoid was
         observed loads the observer's scale as 1)."""
         return cls()
-
-    def extra_repr(self) -> str:
-        return f"output_scale={self.scale}, output_zero_point={self.zero_point}"
 
 
 class Sigmoid(_FixedRangeActivation):
