@@ -242,13 +242,12 @@ class _DynamicRNN(_DynamicWeights):
         return (out, h_n) if self.mode == "GRU" else (out, (h_n, c_n))
 
     def extra_repr(self) -> str:
-        # PyTorch's: the sizes, then each setting that is not its default (and a float16 dtype)
+        # PyTorch's: the sizes, then each setting that is not its default (no dtype)
         s = f"{self.input_size}, {self.hidden_size}"
         defaults = {"num_layers": 1, "bias": True, "batch_first": False, "dropout": 0.0,
                     "bidirectional": False}
-        s += "".join(f", {k}={getattr(self, k)}" for k, v in defaults.items()
-                     if getattr(self, k) != v)
-        return s + (f", dtype={self.dtype!r}" if self.dtype is float16 else "")
+        return s + "".join(f", {k}={getattr(self, k)}" for k, v in defaults.items()
+                           if getattr(self, k) != v)
 
 
 class LSTM(_DynamicRNN):
