@@ -224,8 +224,10 @@ def unary(ctx: Context, eqn: Eqn) -> str:
     if src.dtype.name == "uint8" and name in ("neg", "relu"):  # (neither takes uint8)
         return ctx.node("Sub", [ctx.scalar(0, src.dtype), x]) if name == "neg" else \
             ctx.node("Identity", [x])
-    if src.dtype.name == "int16" and name == "relu":  # (onnxruntime: no int16 Relu)
-        return ctx.cast(ctx.node("Relu", [ctx.cast(x, src.dtype, int32)]), int32, src.dtype)
+    if name == "relu" and not src.dtype.is_floating_point:  # (onnxruntime's integer Relu
+        on = _NO_MAX.get(src.dtype.name, src.dtype)  # runs at opset 18 only: as Max)
+        y = ctx.node("Max", [ctx.cast(x, src.dtype, on), ctx.scalar(0, on)])
+        return ctx.cast(y, on, src.dtype)
     if name == "isnan":  # (onnxruntime has no bfloat16 IsNaN)
         x = ctx.cast(x, src.dtype, _FLOAT32 if src.dtype.name == "bfloat16" else src.dtype)
     if name == "sigmoid":
