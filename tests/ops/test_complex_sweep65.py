@@ -1,6 +1,7 @@
 """Complex tensors as PyTorch 2.13 treats them, found by sweep65a: ops it has no kernel for
 are refused (Ember returned an answer); view_as_complex of a tensor without elements."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -45,3 +46,26 @@ def test_view_as_complex_of_no_elements_as_torch(shape, dtype):
     ref = torch.view_as_complex(torch.zeros(*shape, dtype=getattr(torch, dtype)))
     assert tuple(mine.shape) == tuple(ref.shape) and mine.stride() == ref.stride()
     assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+
+
+@pytest.mark.parametrize("norm", [
+    lambda m, t: m.linalg.vector_norm(t, 2, 1, True),
+    lambda m, t: t.norm(),
+    lambda m, t: m.nn.functional.normalize(t),
+    lambda m, t: m.linalg.matrix_norm(t.reshape(2, 2)),
+    lambda m, t: m.linalg.norm(t.reshape(2, 2), "fro", keepdim=True),
+])
+def test_complex_two_norm_second_derivative_at_a_zero_element_as_torch(norm):
+    """The 2-norm of complex numbers went through |z|·|z|, which has no second derivative at
+    z = 0: Ember's was 0 there (8-4j for t * norm(t)), PyTorch's finite (12-6j)."""
+    x = np.array([[0, 1, -1, 2j]])
+    grads = []
+    for m in (torch, ember):
+        t = m.tensor(x, requires_grad=True)
+        y = t * norm(m, t)
+        g, = m.autograd.grad((y * (1 + 0.5j)).real.sum(), t, create_graph=True)
+        h, = m.autograd.grad((g * g.conj()).real.sum(), t)
+        grads.append((y.detach().resolve_conj().numpy() if m is torch else y.detach().numpy(),
+                      h.resolve_conj().numpy() if m is torch else h.numpy()))
+    np.testing.assert_allclose(grads[1][0], grads[0][0], rtol=1e-12)
+    np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-12, atol=1e-12)

@@ -12,6 +12,7 @@ from ember.autograd.graph import name_node
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, describe
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
+from ember.ops.complex_parts import view_as_real
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.creation import full_like, ones_like, zeros_like
 from ember.ops.forwarding import check_tensors, hands_over
@@ -101,6 +102,14 @@ def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> T
     return _root(apply(Sum, a, dims=dims, keepdim=keepdim), p)
 
 
+def _pairs_norm(z: Tensor, dims: tuple[int, ...], keepdim: bool) -> Tensor:
+    """The 2-norm of complex ``z`` over ``dims`` as that of its (real, imag) pairs: smooth, as
+    PyTorch's gradient ``z / norm`` (through ``|z|·|z|`` a zero element had no second
+    derivative: 0 where PyTorch's is finite)."""
+    r = _vector_norm(view_as_real(z), 2, (*dims, z.ndim), keepdim)
+    return r.squeeze(-1) if keepdim else r
+
+
 _NODE_NAME = "LinalgVectorNormBackward0"  # (PyTorch's grad_fn of the vector norms)
 
 
@@ -128,8 +137,10 @@ def vector_norm(x: Tensor | None = None, ord: float = 2, dim: int | Sequence[int
     if type(ord) is not int and type(ord) is not float:
         ord = as_float(ord, op, "ord")  # noqa: A001 - PyTorch's name
     if x.dtype.is_complex:  # the norm of the moduli, a real tensor, as PyTorch's
-        x = abs(_complex_norm_input(x, dtype, op))
-        dtype = None
+        z = _complex_norm_input(x, dtype, op)
+        if ord == 2:
+            return name_node(_pairs_norm(z, reduce_dims(z, dim, op), keepdim), _NODE_NAME)
+        x, dtype = abs(z), None
     x = _norm_input(x, dtype, op)
     dims = reduce_dims(x, dim, op)
     if (ord < 0 or ord == _INF) and any(x.shape[d] == 0 for d in dims):
@@ -188,8 +199,8 @@ def matrix_norm(input: Tensor, ord: float | str = "fro", dim: tuple[int, int] = 
     rows, cols = _matrix_dims(A, dim, op)
     both = tuple(sorted((rows, cols)))
     if ord == "fro":
-        return name_node(_vector_norm(abs(A) if A.dtype.is_complex else A, 2, both, keepdim),
-                         _NODE_NAME)
+        return name_node(_pairs_norm(A, both, keepdim) if A.dtype.is_complex else
+                         _vector_norm(A, 2, both, keepdim), _NODE_NAME)
     if ord in ("nuc", 2, -2):
         check_float(op, A, complex_ok=True)  # (under svdvals' name otherwise)
         s = svdvals(A.movedim((rows, cols), (-2, -1)))
