@@ -57,10 +57,13 @@ from ember.ops.public_op import argument_of
 from ember.ops.spaced import evenly_spaced, refuse_bool, refuse_complex_steps, spaced_dtype, stepped
 from ember.ops.tensor_data import (
     NUMBERS,
+    checked_ints,
     exact_uint64,
     huge_ints,
     infer_dtype,
     one_element_tensors_as_numbers,
+    read_foreign,
+    read_promoted,
     read_sequence,
     unreadable,
 )
@@ -159,15 +162,18 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             data = one_element_tensors_as_numbers(data)
         try:
             array = np.array(data)
-        except (ValueError, TypeError) as exc:
-            if type(data) not in (list, tuple):
-                unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
-            array, data = read_sequence(data, exc)
+        except (ValueError, TypeError, RuntimeError) as exc:  # (a torch.Tensor needing grad)
+            if type(data) in (list, tuple):
+                array, data = read_sequence(data, exc)
+            else:
+                array = read_foreign(data, exc)
         if array.dtype.kind == "O" and not isinstance(data, np.ndarray) and \
                 any(type(v) is int for v in array.flat) and \
                 all(isinstance(v, NUMBERS) for v in array.flat):  # (Python data: a NumPy
             # object array is refused, as PyTorch refuses it)
             array = huge_ints(array, data, dtype)
+        if array.dtype.kind == "O" and type(data) in (list, tuple):  # (bfloat16 tensors
+            array = read_promoted(data, array)  # among others: NumPy has no common dtype)
         if array.dtype.kind not in "biufc" and not dtypes.has_numpy(array.dtype):
             # (objects, strings, dates: not numbers; ml_dtypes' bfloat16 and float8 are)
             unreadable(data, f"non-numeric data {str(data)[:60]!r}")
@@ -177,8 +183,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         if array.dtype.kind == "c":
             check_real("tensor", array, target)
         if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:
-            check_fits("tensor", array.min().item(), target)
-            check_fits("tensor", array.max().item(), target)
+            array = checked_ints(data, array, target)
         array = dtypes.cast_ready(np, array, target).astype(target.np, copy=False)
     if dtype is not None and array.dtype != dtypes.to_dtype(dtype).np:
         target = dtypes.to_dtype(dtype)

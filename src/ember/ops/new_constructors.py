@@ -1,6 +1,7 @@
 """Constructors from a tensor: ``x.new_zeros``, ``new_ones``, ``new_full``, ``new_empty``,
 ``new_empty_strided``, ``new_tensor`` and the legacy ``x.new(...)``, in ``x``'s dtype and
-device unless given (batched inside ``vmap`` when ``x`` is)."""
+device unless given (batched inside ``vmap`` when ``x`` is). All but ``new_tensor`` accept
+``pin_memory=``, as PyTorch's do (the CPU has nothing to pin)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def _new(self: Tensor, name: str, make: Callable, size: tuple, dtype: Any, devic
 
 @method()
 def new_zeros(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
-              device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
+              device: Any = None, requires_grad: bool = False, layout: Any = None,
+              pin_memory: bool = False) -> Tensor:
     """Zeros of ``size`` (given as ``*sizes``, a sequence or ``size=``) with ``self``'s dtype
     and device unless given.
 
@@ -69,7 +71,8 @@ def new_zeros(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
 
 @method()
 def new_ones(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
-             device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
+             device: Any = None, requires_grad: bool = False, layout: Any = None,
+             pin_memory: bool = False) -> Tensor:
     """Ones of ``size`` (given as ``*sizes``, a sequence or ``size=``) with ``self``'s dtype
     and device unless given.
 
@@ -84,7 +87,7 @@ def new_ones(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
 
 @method()
 def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False, layout: Any = None) -> Tensor:
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``fill_value`` everywhere in a tensor of ``size``, with ``self``'s dtype and device
     unless given.
 
@@ -98,7 +101,8 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, dev
 
 @method()
 def new_empty(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
-              device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
+              device: Any = None, requires_grad: bool = False, layout: Any = None,
+              pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` (``*sizes``, a sequence or ``size=``) with ``self``'s
     dtype and device unless given.
 
@@ -113,7 +117,7 @@ def new_empty(self: Tensor, *sizes: Any, size: Any = NO_SIZE, dtype: Any = None,
 @method()
 def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None,
                       device: Any = None, requires_grad: bool = False,
-                      layout: Any = None) -> Tensor:
+                      layout: Any = None, pin_memory: bool = False) -> Tensor:
     """:func:`ember.empty_strided` with ``self``'s dtype and device unless given.
 
     Example:

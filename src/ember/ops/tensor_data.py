@@ -67,7 +67,63 @@ def read_sequence(data: list | tuple, exc: Exception) -> tuple[np.ndarray, list 
     try:
         return np.array(data), data
     except (ValueError, TypeError):
+        array = read_promoted(data, None)
+        if array is None:
+            unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
+        return array, data
+
+
+def _leaves(data: list | tuple) -> Any:
+    for v in data:
+        if type(v) in (list, tuple):
+            yield from _leaves(v)
+        else:
+            yield v
+
+
+def read_promoted(data: list | tuple, array: np.ndarray | None) -> np.ndarray | None:
+    """Numbers, NumPy scalars and 0-d tensors or arrays NumPy has no common dtype for (a
+    bfloat16 one among others: ``[t(1., bfloat16), 2]``) read as float64 or complex128, from
+    which their promoted dtype (:func:`sequence_dtype`) holds each exactly; ``array`` (NumPy's
+    reading, or None) when ``data`` holds anything else."""
+    if not all(isinstance(v, NUMBERS) or isinstance(v, Tensor | np.ndarray) and v.ndim == 0
+               and dtypes.has_numpy(v.dtype if isinstance(v, np.ndarray) else v.dtype.np)
+               for v in _leaves(data)):
+        return array
+    found = sequence_dtype(data)
+    if not found.is_floating_point and not found.is_complex:
+        return array
+    try:
+        return np.array(data, dtype=np.complex128 if found.is_complex else np.float64)
+    except (ValueError, TypeError):  # (ragged: tensor's error names where)
+        return array
+
+
+def checked_ints(data: Any, array: np.ndarray, target: DType) -> np.ndarray:
+    """``array`` (``data`` as NumPy read it) checked to fit the integer dtype ``target``, as
+    PyTorch checks each number; Python data NumPy read as float64 (a float among the ints)
+    is read again value by value, truncated on its own, as PyTorch reads it (``[2**62 + 1,
+    1.0]`` keeps its last digit)."""
+    low, high = array.min().item(), array.max().item()
+    check_fits("tensor", low, target)
+    check_fits("tensor", high, target)
+    if array.dtype.kind != "f" or max(-low, high) < 2 ** 53 or type(data) not in (list, tuple):
+        return array
+    values = np.array(data, dtype=object)
+    return np.array([int(v) for v in values.flat], dtype=target.np).reshape(values.shape)
+
+
+def read_foreign(data: Any, exc: Exception) -> np.ndarray:
+    """A copy of an array or tensor NumPy could not read (raising ``exc``) but DLPack can: a
+    ``torch.Tensor`` of bfloat16, or one requiring grad (detached, as ``torch.tensor`` copies
+    it); else ``tensor``'s error."""
+    if not hasattr(data, "__dlpack__"):
         unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
+    from ember.ops.dlpack import from_dlpack  # (it imports the constructors)
+
+    if getattr(data, "requires_grad", False) and hasattr(data, "detach"):
+        data = data.detach()
+    return np.array(from_dlpack(data).cpu().numpy())
 
 
 def unreadable(data: Any, problem: str) -> NoReturn:
@@ -81,16 +137,18 @@ def unreadable(data: Any, problem: str) -> NoReturn:
 
 
 def infer_dtype(array: np.ndarray, data: Any) -> DType:
-    """PyTorch's inference: Python floats give the default dtype, NumPy keeps its own."""
-    if isinstance(data, np.ndarray | np.generic) or _numpy_agrees(array.dtype, data):
+    """PyTorch's inference: Python floats give the default dtype, NumPy (and any array or
+    tensor NumPy reads, a ``torch.Tensor``) keeps its own; a buffer (``bytearray``,
+    ``array.array``) reads as a sequence of Python numbers."""
+    if isinstance(data, np.ndarray | np.generic) or _numpy_agrees(array.dtype, data) or \
+            hasattr(type(data), "__array__") or hasattr(type(data), "__dlpack__"):
         return dtypes.from_numpy(array.dtype)
     if isinstance(data, list | tuple) and array.dtype.kind in "fc":
         if _python_reals(array, data):  # (the common case: no walk)
             return dtypes.get_default_dtype()
         return sequence_dtype(data)  # (NumPy promotes otherwise: [int16, float16] is float32)
-    if array.dtype.kind == "f":
-        return dtypes.get_default_dtype() if array.dtype == np.float64 else \
-            dtypes.from_numpy(array.dtype)
+    if array.dtype.kind == "f":  # (Python floats, or a buffer's: PyTorch reads them so)
+        return dtypes.get_default_dtype()
     if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
         return dtypes.get_default_dtype().to_complex()
     if array.dtype == np.uint64 and (type(data) is int or isinstance(data, list | tuple) and
@@ -99,6 +157,8 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
         raise ValueOverflow(f"tensor: the Python int {int(array.max())} does not fit int64, the "
                             "dtype inferred for Python ints, as in PyTorch. Hint: pass "
                             "dtype=ember.uint64 to store it")
+    if array.dtype.kind in "iu" and not isinstance(data, list | tuple | int):  # (a buffer's
+        return dtypes.int64  # integers, read as Python ints; past int64 refused as they are)
     return dtypes.from_numpy(array.dtype)
 
 

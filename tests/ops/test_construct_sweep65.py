@@ -1,0 +1,98 @@
+"""tensor() data inference and reading against torch (sweep65h): bfloat16 tensors in lists,
+int64 data read with floats, torch tensors and buffers as data; new_* take pin_memory."""
+
+import array
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _same(e, t):
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    assert e.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: [m.tensor(1., dtype=m.bfloat16), 2],
+    lambda m: [m.tensor(1., dtype=m.bfloat16), m.tensor(1., dtype=m.bfloat16)],
+    lambda m: [m.tensor(1., dtype=m.bfloat16), 2.5],
+    lambda m: [m.tensor(1., dtype=m.bfloat16), m.tensor(3, dtype=m.int8)],
+    lambda m: [m.tensor(1., dtype=m.bfloat16), True],
+    lambda m: [m.tensor(1.5, dtype=m.bfloat16), 1j],
+    lambda m: [[m.tensor(1., dtype=m.bfloat16)], [m.tensor(2., dtype=m.float16)]],
+    lambda m: [m.tensor([1.], dtype=m.bfloat16), m.tensor([2.], dtype=m.float16)],
+])
+def test_bfloat16_tensors_in_a_list_promote_as_torch(make):
+    # (NumPy has no common dtype for bfloat16 and others: these were "non-numeric data")
+    _same(ember.tensor(make(ember)), torch.tensor(make(torch)))
+
+
+def test_ragged_data_with_bfloat16_still_names_where():
+    with pytest.raises(ember.errors.ShapeError, match="ragged"):
+        ember.tensor([[ember.tensor(1., dtype=ember.bfloat16)], [1., 2.]])
+
+
+@pytest.mark.parametrize("data", [
+    [2**62 + 1, 1.0], [[2**62 + 1], [-1.7]], [-2**62 - 1, 1.0], (2**62 + 1, True, 2.0)])
+def test_int64_data_with_floats_keeps_every_digit(data):
+    # (NumPy reads the list as float64: 2**62 + 1 was stored as 2**62)
+    _same(ember.tensor(data, dtype=ember.int64), torch.tensor(data, dtype=torch.int64))
+
+
+def test_int64_with_a_tensor_and_a_float_keeps_every_digit():
+    e = ember.tensor([ember.tensor(2**62 + 1), 1.5], dtype=ember.int64)
+    _same(e, torch.tensor([torch.tensor(2**62 + 1), 1.5], dtype=torch.int64))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex128, torch.int8, torch.float16,
+                                   torch.bfloat16, torch.bool])
+@pytest.mark.parametrize("build", ["tensor", "as_tensor", "asarray"])
+def test_a_torch_tensor_keeps_its_dtype(dtype, build):
+    # (float64 was read as the default float32; bfloat16 failed in NumPy)
+    t = torch.tensor([1.5, 0.0]).to(dtype)
+    _same(getattr(ember, build)(t), t)
+
+
+def test_a_torch_tensor_requiring_grad_is_copied_detached():
+    t = torch.tensor([1.5, 2.0], dtype=torch.float64, requires_grad=True)
+    e = ember.tensor(t)
+    assert e.dtype is ember.float64 and not e.requires_grad and e.tolist() == [1.5, 2.0]
+    e.add_(1)
+    assert t.tolist() == [1.5, 2.0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: bytearray(b"ab"), lambda: memoryview(b"ab"), lambda: array.array("h", [1, 2]),
+    lambda: array.array("B", [1, 2]), lambda: array.array("f", [1.5]),
+    lambda: array.array("d", [1.5]), lambda: memoryview(np.array([True])),
+])
+@pytest.mark.parametrize("build", ["tensor", "as_tensor"])
+def test_a_buffer_reads_as_python_numbers(make, build):
+    # (torch reads a buffer as a sequence: its ints are int64, its floats the default dtype)
+    _same(getattr(ember, build)(make()), getattr(torch, build)(make()))
+
+
+def test_a_buffer_of_ints_past_int64_is_refused():
+    with pytest.raises(ValueError):
+        torch.tensor(array.array("Q", [2**63]))
+    with pytest.raises(ember.errors.ValueOverflow):
+        ember.tensor(array.array("Q", [2**63]))
+
+
+@pytest.mark.parametrize("name, args", [
+    ("new_zeros", ((2,),)), ("new_ones", ((2,),)), ("new_empty", ((2,),)),
+    ("new_full", ((2,), 1.5)), ("new_empty_strided", ((2,), (1,)))])
+def test_new_constructors_take_pin_memory(name, args):
+    e = getattr(ember.zeros(1, dtype=ember.float64), name)(*args, pin_memory=False)
+    t = getattr(torch.zeros(1, dtype=torch.float64), name)(*args, pin_memory=False)
+    assert e.dtype is ember.float64 and tuple(e.shape) == tuple(t.shape)
+
+
+def test_new_tensor_takes_no_pin_memory_as_torch():
+    with pytest.raises(TypeError):
+        torch.zeros(1).new_tensor([1.], pin_memory=False)
+    with pytest.raises(TypeError):
+        ember.zeros(1).new_tensor([1.], pin_memory=False)
