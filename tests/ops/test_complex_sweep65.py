@@ -19,12 +19,14 @@ import ember
     lambda m: m.unique_consecutive(m.tensor([[1j, 1j, 2]]), dim=1),
     lambda m: m.tensor([1j, 2]).index_reduce(0, m.tensor([0]), m.tensor([2j]), "prod"),
     lambda m: m.tensor([1j, 2]).index_reduce(0, m.tensor([1]), m.tensor([2j]), "mean"),
+    lambda m: m.bernoulli(m.tensor([0.5 + 0j, 0.2]), 0.5),
+    lambda m: m.tensor([0.5 + 0j]).bernoulli(1.0),
 ])
 @pytest.mark.filterwarnings("ignore:.*range is deprecated")
 def test_complex_ops_torch_has_no_kernel_for_are_refused(make):
     with pytest.raises((NotImplementedError, RuntimeError)):
         make(torch)
-    named = r"(arange|range|isin|unique_consecutive|index_reduce \w+): .*complex.*Hint"
+    named = r"(arange|range|isin|unique_consecutive|index_reduce \w+|bernoulli): .*complex.*Hint"
     with pytest.raises(ember.DTypeError, match=named):
         make(ember)
 

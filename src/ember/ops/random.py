@@ -449,6 +449,9 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = Non
                              f"{input.dtype.name}. Hint: pass p= to fill a tensor of any dtype")
         probs = input.detach()
     else:
+        if input.dtype.is_complex:  # (as bernoulli_'s, PyTorch has no complex kernel)
+            raise DTypeError("bernoulli: not implemented for complex tensors, as in PyTorch. "
+                             "Hint: sample a real tensor and convert with .to()")
         p = as_float(p, "bernoulli", "p")
         if not 0 <= p <= 1:
             raise OpError(f"bernoulli: p must lie in [0, 1], got {p}")
