@@ -212,6 +212,16 @@ def test_cond_of_singular_matrices(p):
                     torch.linalg.cond(torch.from_numpy(SINGULAR), p))
 
 
+@pytest.mark.parametrize("p", ["fro", INF, -INF, 1, -1])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_cond_of_a_matrix_holding_nan_is_inf(p, dtype):
+    # PyTorch turns a NaN product of the norms into inf (its cond ends in nan_to_num)
+    a = np.stack([np.array([[1.0, np.nan], [2.0, 4.0]]), np.array([[2.0, 1.0], [1.0, 3.0]])])
+    a = a.astype(dtype)
+    assert_same(ember.linalg.cond(ember.from_numpy(a), p),
+                torch.linalg.cond(torch.from_numpy(a), p))
+
+
 def test_lstsq_residuals_follow_the_driver_and_rank():
     a = np.random.default_rng(0).standard_normal((2, 5, 3))
     a[0, :, 2] = a[0, :, 1]  # rank 2: no residuals from gelsd/gelss

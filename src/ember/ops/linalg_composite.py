@@ -13,6 +13,7 @@ from __future__ import annotations
 from ember import dtypes
 from ember.errors import ArgumentError, DTypeError, ShapeError, describe, refuse_non_tensor
 from ember.ops.broadcast import expand
+from ember.ops.compare import isnan
 from ember.ops.convert import float32_under_autocast
 from ember.ops.creation import arange, eye, ones, zeros
 from ember.ops.diagonal import diagonal as _diagonal
@@ -44,7 +45,8 @@ _INF = float("inf")
 def cond(input: Tensor, p: float | str | None = None) -> Tensor:
     """The condition number of a matrix (or of each in a batch) in the norm ``p``: ``None``
     or ``2`` (``σ_max / σ_min``, any shape), ``-2`` (its inverse), or ``'fro'``, ``'nuc'``,
-    ``inf``, ``-inf``, ``1``, ``-1`` (``‖A‖ ‖A⁻¹‖``, square matrices; inf when singular).
+    ``inf``, ``-inf``, ``1``, ``-1`` (``‖A‖ ‖A⁻¹‖``, square matrices; inf when singular, and
+    where that product is NaN, as PyTorch's: a matrix holding NaN has condition number inf).
 
     Example:
         >>> ember.linalg.cond(ember.tensor([[1.0, 0.0], [0.0, 4.0]]))
@@ -71,7 +73,7 @@ def cond(input: Tensor, p: float | str | None = None) -> Tensor:
         return s.sum(dim=-1) * (1 / s).sum(dim=-1)
     inverse, info = inv_ex(A)
     value = matrix_norm(A, p) * matrix_norm(inverse, p)
-    return where(info > 0, _INF, value)
+    return where((info > 0) | isnan(value), _INF, value)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803
