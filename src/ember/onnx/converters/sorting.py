@@ -3,7 +3,8 @@ it) and ``topk``, both as ONNX's TopK, which returns equal entries in their orig
 (Ember's ``stable=True``) and, in onnxruntime, orders NaN above every number as Ember does.
 TopK is always sorted: ``kthvalue`` and ``median`` take the last of an unsorted ``topk``,
 whose order onnxruntime does not keep; bools are ordered as int32 (TopK takes no bool).
-``searchsorted`` is eager's binary search, unrolled."""
+``searchsorted`` is eager's binary search, unrolled; ``isin`` an Equal against every test
+element."""
 
 from __future__ import annotations
 
@@ -94,3 +95,19 @@ def searchsorted(ctx: Context, eqn: Eqn) -> str | None:
                                    ctx.node("Add", [mid, one]), start])
         end = ctx.node("Where", [ctx.node("And", [active, stay]), mid, end])
     return ctx.cast(start, int64, eqn.outputs[0].dtype)
+
+
+@converter("isin")
+def isin(ctx: Context, eqn: Eqn) -> str:
+    """Whether each element equals any test element: Equal against the test elements on a
+    new last axis, counted (an empty test set: none), in their common dtype (int16 and
+    bfloat16 on a wider one, which onnxruntime's Equal takes); NaN equals nothing."""
+    a, b = eqn.inputs
+    common = a.dtype if np.promote_types(a.dtype.np, b.dtype.np) == a.dtype.np else b.dtype
+    on = {"int16": int32, "bfloat16": float32}.get(common.name, common)
+    x = ctx.node("Unsqueeze", [ctx.cast(ctx.value(a), a.dtype, on), ctx.ints([-1])])
+    tests = ctx.node("Reshape", [ctx.cast(ctx.value(b), b.dtype, on), ctx.ints([-1])])
+    hits = ctx.cast(ctx.node("Equal", [x, tests]), bool_, int32)
+    found = ctx.node("Greater", [ctx.reduce("ReduceSum", hits, [len(a.shape)], 0),
+                                 ctx.scalar(0, int32)])
+    return ctx.node("Not", [found]) if eqn.params["invert"] else found
