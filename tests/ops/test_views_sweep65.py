@@ -162,6 +162,25 @@ def test_as_strided_still_takes_numpy_and_tensor_ints():
     assert got.tolist() == want.tolist() == [1.0, 3.0]
 
 
+@pytest.mark.parametrize("op", ["as_strided", "as_strided_scatter"])
+def test_as_strided_refuses_a_bare_int_size_or_stride_as_torch(op):
+    # (review65a: ac02b9cd's reading wrapped a bare int into a 1-tuple)
+    for m in (torch, ember):
+        x = m.arange(6.0)
+        with pytest.raises(TypeError, match="tuple of ints"):
+            x.as_strided(2, 1) if op == "as_strided" else m.as_strided_scatter(x, m.ones(2), 2, 1)
+
+
+@pytest.mark.parametrize("make", [lambda m: m.zeros(0, 4)[:, ::2], lambda m: m.zeros(2, 0).t(),
+                                  lambda m: m.zeros(0, 2, 2).transpose(1, 2)])
+def test_view_as_complex_checks_the_strides_of_empty_tensors_as_torch(make):
+    with pytest.raises(RuntimeError, match="stride"):
+        torch.view_as_complex(make(torch))
+    with pytest.raises(ember.errors.ShapeError, match="view_as_complex.*stride"):
+        ember.view_as_complex(make(ember))
+    assert tuple(ember.view_as_complex(ember.zeros(3, 0, 2)).shape) == (3, 0)
+
+
 EXPANDS = {
     "kept_size1": lambda m: m.ones(4, 1).expand(2, 4, 1),
     "kept_size1_middle": lambda m: m.ones(1, 3).expand(3, 1, 3),

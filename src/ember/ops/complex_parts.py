@@ -195,10 +195,7 @@ class ViewAsComplex(Primitive):
         complex_type = np.complex128 if a.dtype == np.float64 else np.complex64
         if a.size == 0 and not any(a.strides):  # (NumPy's empty arrays: no strides to check;
             return xp.empty(a.shape[:-1], complex_type)  # Tensor.stride() reports PyTorch's)
-        if a.strides[-1] != a.itemsize or any(s % (2 * a.itemsize) for s in a.strides[:-1]):
-            raise ShapeError(f"view_as_complex: the last dim must have stride 1 and every other "
-                             f"stride must be even (strides {_elements(a)}). Hint: call "
-                             ".contiguous() first")
+        _check_pair_strides(_elements(a))
         # (in the kernel, so that compiled calls check it too; a meta tensor has no memory)
         if isinstance(a, np.ndarray) and (offset := byte_offset(a) // a.itemsize) % 2:
             raise ShapeError(f"view_as_complex: the tensor must have a storage_offset divisible "
@@ -342,7 +339,17 @@ def view_as_complex(input: Tensor) -> Tensor:
         tensor([1.+2.j, 3.-1.j])
     """
     ViewAsComplex.infer(_spec_of("view_as_complex", input))
+    if input.numel() == 0:  # (the kernel sees NumPy's zero strides of empty arrays)
+        _check_pair_strides(input.stride())
     return apply(ViewAsComplex, input)
+
+
+def _check_pair_strides(strides: tuple[int, ...]) -> None:
+    """Refuse element strides that do not pair reals into complex numbers, as PyTorch's."""
+    if strides[-1] != 1 or any(s % 2 for s in strides[:-1]):
+        raise ShapeError(f"view_as_complex: the last dim must have stride 1 and every other "
+                         f"stride must be even (strides {strides}). Hint: call .contiguous() "
+                         "first")
 
 
 def _spec_of(op: str, input: Tensor) -> TensorSpec:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ember.backend import shared_block
 from ember.backend.memory_block import address, dense_root
-from ember.errors import DeviceError, GradError, OpError, ShapeError
+from ember.errors import ArgumentTypeError, DeviceError, GradError, OpError, ShapeError
 from ember.layouts import check_format, contiguous_format, order_of, preserve_format
 from ember.ops.creation import tensor, zeros
 from ember.ops.indexing import index_put
@@ -159,6 +159,11 @@ def strided_args(op: str, size: Any, stride: Any, storage_offset: Any
         >>> strided_args("as_strided", (2, 3), [3, 1], None)
         ((2, 3), (3, 1), None)
     """
+    for what, values in (("size", size), ("stride", stride)):
+        if not hasattr(values, "__len__") or isinstance(values, (str, bytes)):
+            raise ArgumentTypeError(f"{op}: {what} must be a tuple of ints, as PyTorch's, got "
+                                    f"{type(values).__name__} {values!r}. Hint: write "
+                                    f"({values!r},)")
     offset = None if storage_offset is None else \
         as_int(storage_offset, op, "storage_offset")
     return as_ints(size, op, "each size"), as_ints(stride, op, "each stride"), offset
