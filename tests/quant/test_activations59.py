@@ -116,3 +116,11 @@ def test_relu_module_signed_input_as_torch(dtype):
     yt, ye = torch.nn.ReLU()(t), nnq.ReLU()(e)
     assert ye.dtype is edt and (ye.q_scale(), ye.q_zero_point()) == (yt.q_scale(), 7)
     np.testing.assert_array_equal(ye.int_repr().numpy(), yt.int_repr().numpy())
+
+
+def test_observed_activations_and_qfunctional_print_as_torch():  # (sweep65c)
+    for name, args in [("ELU", (0.1, 2, 0.5)), ("LeakyReLU", (0.1, 2, 0.2, True)),
+                       ("LeakyReLU", (0.1, 2)), ("Hardswish", (0.1, 2))]:
+        assert repr(getattr(nnq, name)(*args)) == repr(getattr(tnnq, name)(*args))
+    assert repr(nnq.QFunctional()) == repr(tnnq.QFunctional())
+    assert list(nnq.QFunctional().state_dict()) == list(tnnq.QFunctional().state_dict())

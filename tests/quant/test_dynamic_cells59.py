@@ -61,11 +61,13 @@ def test_dynamic_cell_state_dict_round_trip_and_errors():
                                       ("RNNCell", {"bias": False, "nonlinearity": "relu"}),
                                       ("LSTMCell", {}), ("GRUCell", {"bias": False})])
 def test_dynamic_cell_repr_as_torch(cell, kw):
-    # torch's: sizes, then bias when False and nonlinearity when not tanh (Ember adds dtype)
+    # torch's: sizes, then bias when False and nonlinearity when not tanh (no dtype, float16
+    # too: sweep65c)
+    import torch
     import torch.ao.nn.quantized.dynamic as tnnqd
-    want = repr(getattr(tnnqd, cell)(3, 4, **kw)).replace(f"DynamicQuantized{cell}(", "")
-    got = repr(getattr(nnqd, cell)(3, 4, **kw))
-    assert got == f"DynamicQuantized{cell}({want[:-1]}, dtype=ember.qint8)"
+    for dtype in ("qint8", "float16"):
+        want = repr(getattr(tnnqd, cell)(3, 4, dtype=getattr(torch, dtype), **kw))
+        assert repr(getattr(nnqd, cell)(3, 4, dtype=getattr(ember, dtype), **kw)) == want
     assert not hasattr(nnqd.LSTMCell(3, 4), "nonlinearity")
 
 

@@ -109,7 +109,7 @@ class _ObservedActivation(QuantizedName, OutputQParams):
         return cls(*output_qparams(mod.activation_post_process), **cls._options(mod))
 
     def extra_repr(self) -> str:
-        return f"scale={self.scale}, zero_point={self.zero_point}"
+        return ""  # (as PyTorch's, which prints its float module's options, not scale)
 
 
 class Hardswish(_ObservedActivation):
@@ -158,7 +158,7 @@ class LeakyReLU(_ObservedActivation):
         return {"negative_slope": mod.negative_slope, "inplace": mod.inplace}
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}, {super().extra_repr()}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class ELU(_ObservedActivation):
@@ -182,7 +182,7 @@ class ELU(_ObservedActivation):
         return {"alpha": mod.alpha}
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}, {super().extra_repr()}"
+        return f"alpha={self.alpha}"
 
 
 class PReLU(OutputQParams):

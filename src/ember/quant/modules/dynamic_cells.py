@@ -77,8 +77,7 @@ class _DynamicCell(_DynamicWeights):
         return [] if self.bias is True else [f"bias={self.bias}"]
 
     def extra_repr(self) -> str:
-        return ", ".join([str(self.input_size), str(self.hidden_size), *self._repr_options(),
-                          f"dtype={self.dtype!r}"])
+        return ", ".join([str(self.input_size), str(self.hidden_size), *self._repr_options()])
 
 
 class RNNCell(_DynamicCell):

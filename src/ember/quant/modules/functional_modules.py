@@ -86,6 +86,7 @@ class QFunctional(OutputQParams):
     def __init__(self) -> None:
         super().__init__()
         self.scale, self.zero_point = 1.0, 0
+        self.activation_post_process = Identity()  # (PyTorch's; it prints in the repr)
 
     def forward(self, x: Any) -> Any:
         raise OpError("Functional is not intended to use the 'forward'. Please use the "
