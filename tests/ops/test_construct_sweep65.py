@@ -2,6 +2,7 @@
 int64 data read with floats, torch tensors and buffers as data; new_* take pin_memory."""
 
 import array
+import warnings
 
 import numpy as np
 import pytest
@@ -96,3 +97,30 @@ def test_new_tensor_takes_no_pin_memory_as_torch():
         torch.zeros(1).new_tensor([1.], pin_memory=False)
     with pytest.raises(TypeError):
         ember.zeros(1).new_tensor([1.], pin_memory=False)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: np.broadcast_to(np.arange(3.), (2, 3)),
+    lambda m: np.broadcast_to(np.arange(3.)[:, None, None], (3, 2, 4)),
+    lambda m: np.broadcast_to(np.arange(6.).reshape(2, 3).T[:, None], (3, 4, 2)),
+    lambda m: np.zeros((2, 3)).T,
+    lambda m: np.zeros((4, 6))[::2, ::3],
+    lambda m: m.arange(6.).reshape(2, 3).T,
+    lambda m: m.arange(3.).expand(2, 3),
+    lambda m: m.arange(6.).reshape(2, 3).T[:, None].expand(3, 4, 2),
+    lambda m: m.arange(24.).reshape(2, 3, 4)[:, ::2, 1:3],
+])
+def test_copied_data_keeps_torchs_layout(make):
+    # (NumPy's "K" copy laid a broadcast row out (1, 2)-strided, so view(6) failed; a tensor
+    # was copied C-ordered where torch keeps a transpose's strides)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = torch.tensor(make(torch))
+    e = ember.tensor(make(ember))
+    assert e.stride() == t.stride()
+    assert e.tolist() == t.tolist()
+
+
+def test_a_copied_broadcast_array_views_flat():
+    e = ember.tensor(np.broadcast_to(np.arange(3.), (2, 3)))
+    assert e.view(6).tolist() == [0., 1., 2., 0., 1., 2.]

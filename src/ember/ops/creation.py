@@ -56,14 +56,13 @@ from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.public_op import argument_of
 from ember.ops.spaced import evenly_spaced, refuse_bool, refuse_complex_steps, spaced_dtype, stepped
 from ember.ops.tensor_data import (
-    NUMBERS,
-    checked_ints,
+    exact_ints,
     exact_uint64,
-    huge_ints,
     infer_dtype,
     one_element_tensors_as_numbers,
+    preserved_copy,
     read_foreign,
-    read_promoted,
+    read_objects,
     read_sequence,
     unreadable,
 )
@@ -156,34 +155,35 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     """
     dev = to_device(device)
     if isinstance(data, Tensor):
-        array = data._data.copy()
+        array = data._data.copy() if data._data.flags.c_contiguous else preserved_copy(data._data)
     else:
         if type(data) in (list, tuple):
             data = one_element_tensors_as_numbers(data)
         try:
-            array = np.array(data)
+            array = preserved_copy(data) if type(data) is np.ndarray and not \
+                data.flags.c_contiguous else np.array(data)
         except (ValueError, TypeError, RuntimeError) as exc:  # (a torch.Tensor needing grad)
             if type(data) in (list, tuple):
                 array, data = read_sequence(data, exc)
             else:
                 array = read_foreign(data, exc)
-        if array.dtype.kind == "O" and not isinstance(data, np.ndarray) and \
-                any(type(v) is int for v in array.flat) and \
-                all(isinstance(v, NUMBERS) for v in array.flat):  # (Python data: a NumPy
-            # object array is refused, as PyTorch refuses it)
-            array = huge_ints(array, data, dtype)
-        if array.dtype.kind == "O" and type(data) in (list, tuple):  # (bfloat16 tensors
-            array = read_promoted(data, array)  # among others: NumPy has no common dtype)
-        if array.dtype.kind not in "biufc" and not dtypes.has_numpy(array.dtype):
+        kind = array.dtype.kind
+        if kind == "O" and not isinstance(data, np.ndarray):  # (Python data: a NumPy object
+            array = read_objects(array, data, dtype)  # array is refused, as PyTorch refuses it)
+            kind = array.dtype.kind
+        if kind not in "biufc" and not dtypes.has_numpy(array.dtype):
             # (objects, strings, dates: not numbers; ml_dtypes' bfloat16 and float8 are)
             unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
-        if target is dtypes.uint64 and array.dtype.kind == "f":
+        if target is dtypes.uint64 and kind == "f":
             array = exact_uint64(data, array)
-        if array.dtype.kind == "c":
+        if kind == "c":
             check_real("tensor", array, target)
-        if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:
-            array = checked_ints(data, array, target)
+        if array.size and kind in "iuf" and target.category == dtypes.INT:
+            check_fits("tensor", array.min().item(), target)
+            check_fits("tensor", array.max().item(), target)
+            if kind == "f" and target is dtypes.int64 and type(data) in (list, tuple):
+                array = exact_ints(data, array)  # (a float among ints: NumPy read float64)
         array = dtypes.cast_ready(np, array, target).astype(target.np, copy=False)
     if dtype is not None and array.dtype != dtypes.to_dtype(dtype).np:
         target = dtypes.to_dtype(dtype)

@@ -12,8 +12,20 @@ import numpy as np
 from ember import dtypes
 from ember.dtypes import DType
 from ember.errors import ArgumentTypeError, ShapeError, ValueOverflow
+from ember.layouts import is_dense, stride_order
 from ember.ops.fits import check_fits
 from ember.tensor import Tensor
+
+
+def preserved_copy(a: Any) -> Any:
+    """A copy of backend array ``a`` in its own order of dimensions, as PyTorch copies data
+    into a tensor (``preserve_format``): a dense layout keeps its strides (a transpose's), an
+    expanded one is laid out by its order of strides (NumPy's "K" order would put a
+    broadcast dimension innermost: ``(1, 2)`` strides for a row broadcast to (2, 3))."""
+    if a.flags.c_contiguous or is_dense(a):
+        return a.copy(order="K")
+    dims = stride_order(a.shape, tuple(abs(s) // a.itemsize for s in a.strides))
+    return a.transpose(dims).copy().transpose(tuple(np.argsort(dims)))
 
 
 def _ragged(data: Any) -> str | None:
@@ -81,6 +93,15 @@ def _leaves(data: list | tuple) -> Any:
             yield v
 
 
+def read_objects(array: np.ndarray, data: Any, dtype: Any) -> np.ndarray:
+    """Data NumPy read as objects (``array``), read as numbers where PyTorch reads it so:
+    Python ints beyond int64 (:func:`huge_ints`), or data whose dtypes NumPy cannot promote
+    (:func:`read_promoted`); else ``array`` as it is."""
+    if any(type(v) is int for v in array.flat) and all(isinstance(v, NUMBERS) for v in array.flat):
+        return huge_ints(array, data, dtype)
+    return read_promoted(data, array) if type(data) in (list, tuple) else array
+
+
 def read_promoted(data: list | tuple, array: np.ndarray | None) -> np.ndarray | None:
     """Numbers, NumPy scalars and 0-d tensors or arrays NumPy has no common dtype for (a
     bfloat16 one among others: ``[t(1., bfloat16), 2]``) read as float64 or complex128, from
@@ -99,18 +120,14 @@ def read_promoted(data: list | tuple, array: np.ndarray | None) -> np.ndarray | 
         return array
 
 
-def checked_ints(data: Any, array: np.ndarray, target: DType) -> np.ndarray:
-    """``array`` (``data`` as NumPy read it) checked to fit the integer dtype ``target``, as
-    PyTorch checks each number; Python data NumPy read as float64 (a float among the ints)
-    is read again value by value, truncated on its own, as PyTorch reads it (``[2**62 + 1,
-    1.0]`` keeps its last digit)."""
-    low, high = array.min().item(), array.max().item()
-    check_fits("tensor", low, target)
-    check_fits("tensor", high, target)
-    if array.dtype.kind != "f" or max(-low, high) < 2 ** 53 or type(data) not in (list, tuple):
+def exact_ints(data: list | tuple, array: np.ndarray) -> np.ndarray:
+    """int64 data NumPy read as float64 (``array``: a float among the ints) read again value
+    by value, each truncated on its own, as PyTorch reads it: ``[2**62 + 1, 1.0]`` keeps its
+    last digit (float64 has 53 bits)."""
+    if not array.size or np.abs(array).max() < 2 ** 53:
         return array
     values = np.array(data, dtype=object)
-    return np.array([int(v) for v in values.flat], dtype=target.np).reshape(values.shape)
+    return np.array([int(v) for v in values.flat], dtype=np.int64).reshape(values.shape)
 
 
 def read_foreign(data: Any, exc: Exception) -> np.ndarray:
