@@ -138,8 +138,20 @@ def gelu(ctx: Context, eqn: Eqn) -> str:
 
 @converter("softmax", "log_softmax")
 def softmax(ctx: Context, eqn: Eqn) -> str:
-    op = "Softmax" if eqn.prim.name == "softmax" else "LogSoftmax"
-    return ctx.node(op, [ctx.value(eqn.inputs[0])], axis=eqn.params["dim"])
+    """Softmax and LogSoftmax; float64 log_softmax as ``x - m - log(sum(exp(x - m)))``
+    (onnxruntime's float64 LogSoftmax drops a NaN of the slice: 46.05 where eager and PyTorch
+    give NaN); a 0-d input (the ops take none: ONNX's checker refused it) as ``x - x``."""
+    x, dim, dtype = ctx.value(eqn.inputs[0]), eqn.params["dim"], eqn.outputs[0].dtype
+    if not eqn.inputs[0].shape:  # (0-d, which the ops refuse: x - x, 0 but NaN at NaN and
+        shifted = ctx.node("Sub", [x, x])  # ±inf, as eager; its exp for softmax)
+        return ctx.node("Exp", [shifted]) if eqn.prim.name == "softmax" else shifted
+    if eqn.prim.name == "softmax":
+        return ctx.node("Softmax", [x], axis=dim)
+    if dtype is not float64:
+        return ctx.node("LogSoftmax", [x], axis=dim)
+    shifted = ctx.node("Sub", [x, ctx.reduce("ReduceMax", x, [dim], 1)])
+    total = ctx.reduce("ReduceSum", ctx.node("Exp", [shifted]), [dim], 1)
+    return ctx.node("Sub", [shifted, ctx.node("Log", [total])])
 
 
 @converter("mish")
