@@ -55,6 +55,13 @@ def test_unary_ops_keep_the_mask(fn):
     assert_same(fn(e), fn(t))
 
 
+@pytest.mark.parametrize("lib_fn", [lambda lib, x: lib.round(x), lambda lib, x: lib.exp(x)])
+def test_function_forms_of_unary_ops(lib_fn):
+    # ember.round hands decimals=0 over, which was refused as a keyword-only argument
+    e, t = _pair()
+    assert_same(lib_fn(ember, e), lib_fn(torch, t))
+
+
 # keywords PyTorch's argument parser folds into positional arguments before its MaskedTensor
 # sees the call (refused before: "takes no keyword arguments")
 KEYWORD_UNARY = [lambda x: x.clamp(min=0.0), lambda x: x.clamp(max=0.5),

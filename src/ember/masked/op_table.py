@@ -292,7 +292,8 @@ def _unsupported(op: str) -> Callable[..., Any]:
 
 
 _DIFFERENTIATE = (backward, grad)
-_DEFAULTS = {"alpha": 1, "rounding_mode": None}  # what ember.add/sub/div hand over untouched
+# what ember.add/sub/div/round hand over untouched
+_DEFAULTS = {"alpha": 1, "rounding_mode": None, "decimals": 0}
 _METHODS = frozenset(UNARY + REDUCTIONS + PASS_THROUGH + ("softmax",))
 
 
