@@ -16,7 +16,13 @@ from __future__ import annotations
 
 import ember
 import ember.special
-from ember.nested.functional import IMPLEMENTATIONS, broadcasting, reflected, values_method
+from ember.nested.functional import (
+    IMPLEMENTATIONS,
+    broadcasting,
+    pointwise,
+    reflected,
+    values_method,
+)
 from ember.nested.nested_tensor import NestedTensor
 from ember.tensor import Tensor
 
@@ -24,7 +30,12 @@ __all__: list[str] = []
 
 _UNARY = ("sinc", "erfc", "erfinv", "lgamma", "digamma", "i0", "logit", "deg2rad", "rad2deg",
           "fix", "positive", "__pos__", "signbit", "isneginf", "isposinf", "angle", "conj",
-          "conj_physical", "isreal", "resolve_conj", "resolve_neg")
+          "conj_physical", "isreal", "resolve_conj", "resolve_neg", "mvlgamma", "polygamma")
+# one-tensor functions of ember.special (and ember.*) that are no Tensor methods
+_SPECIAL = ("i0e", "i1", "i1e", "ndtri", "entr", "erfcx", "airy_ai", "bessel_j0", "bessel_j1",
+            "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+            "scaled_modified_bessel_k1", "mvlgamma", "multigammaln")
 _BINARY = ("divide", "multiply", "subtract", "true_divide", "greater", "greater_equal", "less",
            "less_equal", "not_equal", "hypot", "copysign", "logaddexp", "logaddexp2", "xlogy",
            "fmax", "fmin", "nextafter", "heaviside", "float_power", "logical_and", "logical_or",
@@ -48,6 +59,21 @@ def _functions(name: str) -> list:
             fn = getattr(fn, "__wrapped__", None)
     return found
 
+
+# ``ember.special.i0e(nt)``, ``ember.mvlgamma(nt, p)``: of the values
+for _name in _SPECIAL:
+    _fns = _functions(_name)
+    for _fn in _fns:
+        IMPLEMENTATIONS.setdefault(_fn, pointwise(_fns[0]))
+
+
+def _polygamma(n: int, input: NestedTensor) -> NestedTensor:
+    """``ember.polygamma(n, nt)``: of the values."""
+    return input._with(ember.polygamma(n, input._values))
+
+
+for _fn in _functions("polygamma"):
+    IMPLEMENTATIONS.setdefault(_fn, _polygamma)
 
 # with the nested tensor anywhere (``ember.hypot(dense, nt)``): every operand broadcast
 for _name in _BINARY:

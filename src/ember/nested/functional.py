@@ -111,7 +111,7 @@ def unpadded(nt: NestedTensor, dense: Tensor) -> NestedTensor:
 
 
 # -- elementwise ------------------------------------------------------------------------------
-def _pointwise(fn: Callable) -> Callable:
+def pointwise(fn: Callable) -> Callable:
     def op(input: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
         if kwargs.get("inplace"):
             fn(input._values, *args, **kwargs)
@@ -123,19 +123,19 @@ def _pointwise(fn: Callable) -> Callable:
 
 
 for _name in unary.__all__:
-    implements(getattr(unary, _name), methods=(_name,))(_pointwise(getattr(unary, _name)))
+    implements(getattr(unary, _name), methods=(_name,))(pointwise(getattr(unary, _name)))
 for _fn in (relu, gelu, silu, dropout, rounding.floor, rounding.ceil, rounding.trunc,
             rounding.round, rounding.frac, compare.logical_not, compare.isnan, compare.isinf,
             compare.isfinite, compare.nan_to_num):
-    implements(_fn, methods=(_fn.__name__,))(_pointwise(_fn))
+    implements(_fn, methods=(_fn.__name__,))(pointwise(_fn))
 for _name in ("celu", "elu", "hardtanh", "leaky_relu", "mish", "selu", "softplus",
               "hardsigmoid", "hardswish", "softshrink", "hardshrink"):
     # (F's activations, no Tensor methods; relu6 is hardtanh's composite)
-    implements(getattr(activations, _name))(_pointwise(getattr(activations, _name)))
-implements(arith.neg, methods=("neg", "negative"))(_pointwise(arith.neg))
+    implements(getattr(activations, _name))(pointwise(getattr(activations, _name)))
+implements(arith.neg, methods=("neg", "negative"))(pointwise(arith.neg))
 implements(compare.bitwise_not, methods=("bitwise_not", "__invert__"))(
-    _pointwise(compare.bitwise_not))
-implements(embedding)(_pointwise(embedding))  # (ids -> vectors: each id's row)
+    pointwise(compare.bitwise_not))
+implements(embedding)(pointwise(embedding))  # (ids -> vectors: each id's row)
 
 
 def _converter(name: str) -> Callable:

@@ -15,6 +15,7 @@ from ember import dtypes
 from ember.errors import ArgumentTypeError, type_name
 from ember.layouts import is_dense
 from ember.ops.convert import promote_to, result_dtype, to_float
+from ember.ops.forwarding import hand_over_tensor_like
 from ember.ops.primitive import complex_error, refuse_complex
 from ember.tensor import Tensor
 
@@ -38,6 +39,7 @@ def float_operand(op: str, input: Any) -> Tensor:
     default float dtype, as PyTorch's special functions; complex input raises (the kernels
     are real-only)."""
     if not isinstance(input, Tensor):
+        hand_over_tensor_like(input, "input")  # (a nested tensor: the op's hand-over takes it)
         raise ArgumentTypeError(f"{op}: expected a tensor, got {type_name(input)}")
     refuse_complex(op, input)
     if input.dtype.name == "bool":
