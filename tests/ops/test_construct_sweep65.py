@@ -124,3 +124,26 @@ def test_copied_data_keeps_torchs_layout(make):
 def test_a_copied_broadcast_array_views_flat():
     e = ember.tensor(np.broadcast_to(np.arange(3.), (2, 3)))
     assert e.view(6).tolist() == [0., 1., 2., 0., 1., 2.]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int16])
+def test_asarray_shares_a_torch_tensors_memory_as_torch_asarray(dtype):
+    t = torch.zeros(3, dtype=dtype)
+    e, ref = ember.asarray(t), torch.asarray(t)
+    t[0] = 5
+    assert e.tolist() == ref.tolist() == [5, 0, 0]
+    assert str(e.dtype).split(".")[-1] == str(dtype).split(".")[-1]
+
+
+def test_asarray_of_a_torch_tensor_copies_when_asked_or_converted():
+    t = torch.zeros(3)
+    copied, converted = ember.asarray(t, copy=True), ember.asarray(t, dtype=ember.float64)
+    t[0] = 5
+    assert copied.tolist() == converted.tolist() == [0, 0, 0]
+    assert converted.dtype is ember.float64
+
+
+def test_asarray_of_a_torch_tensor_requiring_grad_copies_it_detached():
+    t = torch.zeros(3, requires_grad=True)
+    e = ember.asarray(t)
+    assert not e.requires_grad and e.tolist() == [0, 0, 0]

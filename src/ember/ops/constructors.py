@@ -31,6 +31,7 @@ from ember.ops.creation import (
     sequence_size,
     tensor,
 )
+from ember.ops.dlpack import from_dlpack
 from ember.ops.fits import check_fits, check_number_int
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.spaced import spaced_dtype, unfused_spaced
@@ -42,7 +43,8 @@ __all__ = ["asarray", "frombuffer", "empty_strided", "empty_permuted", "scalar_t
 
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
             requires_grad: bool | None = None) -> Tensor:
-    """``obj`` as a tensor: a tensor itself (kept in the graph) or a NumPy array shared when no
+    """``obj`` as a tensor: a tensor itself (kept in the graph), a NumPy array or another
+    library's CPU tensor with DLPack (a ``torch.Tensor`` not requiring grad) shared when no
     conversion is needed, unless ``copy=True``; ``copy=False`` refuses to copy. An object with
     Python's buffer protocol (``bytearray``, ``array.array``) is its memory read as ``dtype``
     (the default dtype unless given), shared as PyTorch shares it. Other data (lists, numbers)
@@ -57,6 +59,8 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     """
     if isinstance(obj, np.ndarray) and (device is None or to_device(device).type == "cpu"):
         obj = from_numpy(obj)
+    elif _shares_by_dlpack(obj):  # (a torch.Tensor: its memory, as torch.asarray shares it)
+        obj = from_dlpack(obj)
     if isinstance(obj, Tensor):
         dt = obj.dtype if dtype is None else dtypes.to_dtype(dtype)
         dev = obj.device if device is None else to_device(device)
@@ -75,6 +79,18 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     if requires_grad is False and out.requires_grad:
         return out.detach()
     return out.requires_grad_(True) if requires_grad and not out.requires_grad else out
+
+
+def _shares_by_dlpack(obj: Any) -> bool:
+    """Whether ``obj`` is another library's array or tensor with DLPack on the CPU, not
+    requiring grad (DLPack carries no history: such a tensor is copied, detached)."""
+    if isinstance(obj, Tensor) or not hasattr(obj, "__dlpack__") or \
+            getattr(obj, "requires_grad", False):
+        return False
+    try:
+        return obj.__dlpack_device__()[0] == 1  # (kDLCPU)
+    except (AttributeError, TypeError, ValueError, BufferError):
+        return False
 
 
 def _is_buffer(obj: Any) -> bool:
