@@ -233,6 +233,20 @@ def test_lstsq_residuals_follow_the_driver_and_rank():
                     (t.residuals, t.rank, t.singular_values), atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("driver", ["gelsd", "gelss"])
+@pytest.mark.parametrize("rcond", [-1.0, 0.0, 1e-300, 1e-16, 0.99, 1.0, 2.0])
+def test_lstsq_reads_rcond_as_lapack(dtype, driver, rcond):
+    # (a zero or negative rcond fell back to the default eps * max(m, n): gelsd takes it, and
+    # rcond >= 1, as eps/2, gelss a negative one as eps and 0 as the smallest normal number)
+    eps = np.finfo(np.float64).eps
+    a = np.diag([1.0, 0.5, 3 * eps, 0.75 * eps, 0.375 * eps, 0.0])[[3, 0, 5, 1, 4, 2]]
+    a, b = a.astype(dtype), np.ones((6, 2), dtype)
+    e = ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b), rcond, driver=driver)
+    t = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), rcond, driver=driver)
+    assert_same(tuple(e), tuple(t), rtol=1e-5)
+
+
 @pytest.mark.parametrize("driver", [None, "gelsd"])
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
 def test_lstsq_empty_residuals_stay_in_the_graph_as_torch(driver, shape):

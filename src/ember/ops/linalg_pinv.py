@@ -240,6 +240,25 @@ def matrix_rank(input: Tensor, tol: Tolerance = None, hermitian: bool = False, *
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+def _cutoff(driver: str, rcond: float | None, dtype: dtypes.DType) -> tuple[float | None,
+                                                                           float | None]:
+    """``(atol, rtol)`` for :func:`pinv` and :func:`matrix_rank` that drop the singular values
+    ``driver`` drops at ``rcond``, read as LAPACK reads it (in A's precision): ``'gelsd'``
+    takes ``rcond`` outside (0, 1) as eps/2, ``'gelss'`` a negative one as eps and never
+    keeps values below the smallest normal number, ``'gelsy'`` keeps every nonzero value at
+    ``rcond <= 0``; ``'gels'`` has no cutoff and ``None`` is PyTorch's default."""
+    if rcond is None or driver == "gels":
+        return None, None
+    real = np.float64 if dtype in (dtypes.float64, dtypes.complex128) else np.float32
+    rcond = float(real(rcond))
+    eps = float(np.finfo(real).eps)
+    if driver == "gelsd":
+        return None, rcond if 0 < rcond < 1 else eps / 2
+    if driver == "gelss":
+        return float(np.finfo(real).tiny), rcond if rcond >= 0 else eps
+    return None, max(rcond, 0.0)
+
+
 @primitive
 class LstsqResiduals(Primitive):
     """``residuals`` (``‖A X - B‖²`` per column) passed on where every ``rank`` is ``n``: for
@@ -288,8 +307,10 @@ def lstsq(input: Tensor, b: Tensor, rcond: float | None = None, *,
     an empty tensor. Under vmap, ``ember.compile`` and in an ``ember.export`` program the
     residuals' shape cannot depend on the ranks, so ``'gelsd'``/``'gelss'`` then need every
     matrix of full rank (else a ``LinAlgError``). ``rcond`` (singular values below
-    ``rcond · σ₁`` count as zero) is ignored by ``'gels'``; ``'gelsy'``'s rank comes from the
-    singular values here, not from LAPACK's pivoted QR, so near the cutoff it may differ.
+    ``rcond · σ₁`` count as zero; zero, negative and, for ``'gelsd'``, ``>= 1`` read as
+    LAPACK's drivers read them) is ignored by ``'gels'``; ``'gelsy'``'s rank and truncation
+    come from the singular values here, not from LAPACK's pivoted QR, so where ``rcond`` cuts
+    some off the rank may differ near the cutoff and the solution differs.
 
     Example:
         >>> A = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
@@ -315,11 +336,10 @@ def lstsq(input: Tensor, b: Tensor, rcond: float | None = None, *,
         raise OpError(f"{op}: A and B must have the same number of rows, got "
                       f"{describe(A.shape, A.dtype)} and {describe(B.shape, B.dtype)}")
     batch_of(op, A, B, b_batch=tuple(b.shape[:-2]))
-    # 'gels' (QR, full rank assumed) has no cutoff: it ignores rcond, as LAPACK's
-    rtol = rcond if rcond is not None and rcond > 0 and driver != "gels" else None
-    x = matmul(pinv(A, rtol=rtol), b)
+    atol, rtol = _cutoff(driver, rcond, A.dtype)
+    x = matmul(pinv(A, atol=atol, rtol=rtol), b)
     empty = zeros((0,), dtype=A.dtype.to_real(), device=A.device)
-    rank = matrix_rank(A, rtol=rtol) if driver != "gels" else \
+    rank = matrix_rank(A, atol=atol, rtol=rtol) if driver != "gels" else \
         zeros((0,), dtype=dtypes.int64, device=A.device)
     with no_grad():
         values = svdvals(A) if driver in ("gelsd", "gelss") else empty
