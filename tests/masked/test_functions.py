@@ -88,6 +88,21 @@ def test_integer_inputs_give_torch_dtypes(name, args, dtype):
     assert_close(e, t)
 
 
+@pytest.mark.parametrize("dim", [1, None, (0, 1), [], ()])
+@pytest.mark.parametrize("data_dtype,dtype", [("int8", "int32"), ("int8", None), ("bool", None),
+                                              ("float64", None), ("float64", "int16"),
+                                              ("int64", "float32")])
+def test_prod_converts_to_dtype_first_as_torch(dim, data_dtype, dtype):
+    # torch.masked.prod casts to dtype, then multiplies: an int32 dtype gives int64 (ember's
+    # was int32); and dim=[] (a list) reduces nothing (ember's reduced all dims)
+    data = np.arange(12).reshape(3, 4) % 5 - 1
+    e = M.prod(ember.tensor(data).to(getattr(ember, data_dtype)), dim, mask=ember.tensor(MASK),
+               dtype=dtype and getattr(ember, dtype))
+    t = torch.masked.prod(torch.tensor(data).to(getattr(torch, data_dtype)), dim,
+                          mask=torch.tensor(MASK), dtype=dtype and getattr(torch, dtype))
+    assert_close(e, t)
+
+
 def test_broadcast_and_integer_masks_and_no_mask():
     x, t = ember.tensor(DATA), torch.tensor(DATA)
     row = np.array([True, False, True, False])

@@ -46,9 +46,14 @@ def sum(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
     return ember.sum(fill_masked_out("sum", input, mask), dims, keepdim, dtype=dtype)
 
 
+_BELOW_INT64 = (ember.bool, ember.uint8, ember.int8, ember.int16, ember.int32)
+
+
 def prod(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
          dtype: DType | None = None, mask: Tensor | None = None) -> Tensor:
-    """Product of the masked-in elements over ``dim``; 1 where none is.
+    """Product of the masked-in elements over ``dim``; 1 where none is. As torch.masked, the
+    input is converted to ``dtype`` first and then multiplied, so an integer result is int64,
+    and an empty list ``dim=[]`` reduces nothing (``()`` and ``None`` reduce all dims).
 
     Example:
         >>> x = ember.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
@@ -57,8 +62,12 @@ def prod(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         tensor([3., 1.])
     """
     input, mask = unwrap(input, mask, "prod")
-    dims = dims_arg(canonical_dims(dim, input.ndim, "prod"))
-    return ember.prod(fill_masked_out("prod", input, mask), dims, keepdim, dtype=dtype)
+    if dtype is None:
+        dtype = ember.int64 if input.dtype in _BELOW_INT64 else input.dtype
+    filled = fill_masked_out("prod", input, mask).to(dtype)
+    if isinstance(dim, list) and not dim:
+        return filled
+    return ember.prod(filled, dims_arg(canonical_dims(dim, input.ndim, "prod")), keepdim)
 
 
 def _extremum(op: str, input: Any, dim: DimOrDims, keepdim: bool, dtype: DType | None,
