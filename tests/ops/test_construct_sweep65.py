@@ -147,3 +147,11 @@ def test_asarray_of_a_torch_tensor_requiring_grad_copies_it_detached():
     t = torch.zeros(3, requires_grad=True)
     e = ember.asarray(t)
     assert not e.requires_grad and e.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("size", [[2, 3], [], [0, 4]])
+def test_legacy_new_reads_a_size_as_sizes(size):
+    # (an ember.Size is a tuple: x.new(Size([2, 3])) made the data [2, 3], of shape (2,))
+    e = ember.zeros(1, dtype=ember.int8).new(ember.Size(size))
+    t = torch.zeros(1, dtype=torch.int8).new(torch.Size(size))
+    assert tuple(e.shape) == tuple(t.shape) and e.dtype is ember.int8

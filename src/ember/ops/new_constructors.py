@@ -26,6 +26,7 @@ from ember.ops.creation import (
     zeros,
 )
 from ember.ops.primitive import DISPATCH
+from ember.size import Size
 from ember.tensor import Tensor, method
 
 __all__: list[str] = []  # (methods only)
@@ -149,14 +150,17 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
 @method()
 def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
     """PyTorch's legacy constructor, in ``self``'s dtype: ``x.new()`` is empty, ``x.new(2, 3)``
-    uninitialised of that size, ``x.new(data)`` a copy of a list or tuple of numbers, and
-    ``x.new(other)`` ``other`` itself (which must have ``self``'s dtype).
+    (or ``x.new(ember.Size(...))``) uninitialised of that size, ``x.new(data)`` a copy of a
+    list or tuple of numbers, and ``x.new(other)`` ``other`` itself (which must have
+    ``self``'s dtype).
 
     Example:
         >>> ember.zeros(1, dtype=ember.int64).new([1, 2])
         tensor([1, 2])
     """
     device = self.device if device is None else device
+    if len(args) == 1 and isinstance(args[0], Size):  # (sizes, not data: a tuple too)
+        return empty(tuple(args[0]), dtype=self.dtype, device=device)
     if len(args) == 1 and isinstance(args[0], Tensor):
         if args[0].dtype is not self.dtype:
             raise TypeError(f"new: expected a tensor of dtype {self.dtype.name}, got "
