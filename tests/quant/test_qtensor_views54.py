@@ -233,3 +233,29 @@ def test_clone_lays_out_as_torch_quantized_clone(view, memory_format):
     ec, tc = e.clone(**kw), t.clone(**tkw)
     assert tuple(ec.stride()) == tc.stride()
     np.testing.assert_array_equal(ec.int_repr().numpy(), tc.int_repr().numpy())
+
+
+@pytest.mark.parametrize("layout", [lambda t: t.permute(0, 2, 3, 1), lambda t: t[0, 0].t(),
+                                    lambda t: t.contiguous(memory_format=_module(t).channels_last),
+                                    lambda t: t[:, ::2]])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_quantize_lays_out_as_torch(layout, per_channel):
+    # (PyTorch quantizes into the input's suggested format: channels-last or C order; ember
+    # kept the input's strides: sweep65c)
+    x = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5) / 10
+    out = []
+    for lib in (ember, torch):
+        v = layout(lib.tensor(x))
+        if per_channel:
+            n = v.shape[1]
+            q = lib.quantize_per_channel(v, lib.ones(n) * 0.1, lib.zeros(n, dtype=lib.int64), 1,
+                                         lib.quint8)
+        else:
+            q = lib.quantize_per_tensor(v, 0.1, 3, lib.quint8)
+        out.append((tuple(q.stride()), tuple(q.dequantize().stride()), q.is_contiguous(),
+                    q.int_repr().numpy().tolist()))
+    assert out[0] == out[1]
+
+
+def _module(t):
+    return torch if isinstance(t, torch.Tensor) else ember

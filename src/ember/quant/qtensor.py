@@ -85,14 +85,7 @@ class QuantizedTensor(QuantizedViews):
         """A copy of the integers (as PyTorch's: writing it leaves this tensor be), laid out
         in their suggested format as PyTorch's: channels-last strides (size-1 dimensions'
         too) where they are so ordered, else C order."""
-        a = self._int._data
-        fmt = suggested_format(a)
-        if fmt.dims is None:
-            return from_numpy(a.copy(order="C"))
-        strides = dense_strides(a.shape, fmt.dims, a.itemsize)
-        copy = np.lib.stride_tricks.as_strided(np.empty(a.size, a.dtype), a.shape, strides)
-        copy[...] = a
-        return from_numpy(copy)
+        return from_numpy(_laid_out(self._int._data, copy=True))
 
     def qscheme(self) -> QScheme:
         if self._axis is None:
@@ -347,6 +340,21 @@ for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
 QuantizedTensor.__hash__ = object.__hash__  # (by identity, as a tensor's)
 
 
+def _laid_out(a: np.ndarray, copy: bool = False) -> np.ndarray:
+    """``a`` in its suggested format, as PyTorch lays out quantized tensors: channels-last
+    strides (size-1 dimensions' too) where they are so ordered, else C order; ``a`` itself
+    when it already is (and no ``copy`` is asked for)."""
+    fmt = suggested_format(a)
+    if fmt.dims is None:
+        return a.copy(order="C") if copy or not a.flags.c_contiguous else a
+    strides = dense_strides(a.shape, fmt.dims, a.itemsize)
+    if not copy and a.strides == tuple(strides):
+        return a
+    out = np.lib.stride_tricks.as_strided(np.empty(a.size, a.dtype), a.shape, strides)
+    out[...] = a
+    return out
+
+
 def _check_input(op: str, input: Any, dtype: Any, zero_points: Any,
                  per_tensor: bool = False) -> None:
     if not isinstance(input, Tensor) or input.dtype is not float32:
@@ -390,7 +398,7 @@ def quantize_per_tensor(input: Tensor | Sequence[Tensor], scale: float | Tensor,
     _check_input("quantize_per_tensor", input, dtype, zero_point, per_tensor=True)
     q = kernels.quantize(input.detach().numpy(), scale, zero_point, dtype.min, dtype.max,
                          dtype.storage.np, sub_byte=dtype is quint4x2)
-    return QuantizedTensor(from_numpy(q), dtype, scale, zero_point)
+    return QuantizedTensor(from_numpy(_laid_out(q)), dtype, scale, zero_point)
 
 
 def _quantize_each(tensors: Sequence[Tensor], scales: Any, zero_points: Any,
@@ -446,7 +454,7 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
     z = z.astype(np.float32 if float_qparams else np.int64)
     q = kernels.quantize(input.detach().numpy(), s, z, dtype.min, dtype.max, dtype.storage.np,
                          axis)
-    return QuantizedTensor(from_numpy(q), dtype, s, z, axis)
+    return QuantizedTensor(from_numpy(_laid_out(q)), dtype, s, z, axis)
 
 
 def dequantize(input: QuantizedTensor | Sequence[QuantizedTensor]
