@@ -1,6 +1,7 @@
-"""ONNX export of softmax and log_softmax against eager in onnxruntime: float64 log_softmax
-of slices with NaN and infinities (onnxruntime's float64 LogSoftmax dropped the NaN: 46.05
-where eager and PyTorch give NaN), and 0-d inputs (ONNX's checker refused the graph)."""
+"""ONNX export of softmax and log_softmax (and other reductions of 0-d tensors) against eager
+in onnxruntime: float64 log_softmax of slices with NaN and infinities (onnxruntime's float64
+LogSoftmax dropped the NaN: 46.05 where eager and PyTorch give NaN), and 0-d inputs (ONNX's
+checker refused the graph)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,11 @@ def test_float64_log_softmax_propagates_nan(dim):
 def test_softmax_of_a_0d_tensor(value, dtype):
     x = ember.tensor(value, dtype=getattr(ember, dtype))
     check_export(lambda a: (a.softmax(0), a.log_softmax(-1)), x)
+
+
+@pytest.mark.parametrize("value", [1.5, NAN])
+def test_other_reductions_of_a_0d_tensor(value):
+    """(topk, kthvalue, var and std of a 0-d tensor failed ONNX's checker.)"""
+    x = ember.tensor(value)
+    check_export(lambda a: (*a.topk(1), *a.kthvalue(1), a.var(), a.std(correction=0),
+                            a.var(0, keepdim=True)), x)

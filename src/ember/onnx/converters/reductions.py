@@ -79,8 +79,11 @@ def spread(ctx: Context, eqn: Eqn) -> str:
     dims, keep = list(eqn.params["dims"]), int(eqn.params["keepdim"])
     x = ctx.cast(ctx.value(src), src.dtype, float64)
     dynamic = set(ctx.dynamic_dims(src))
-    sizes = ctx.join([ctx.dim(src, d) if d in dynamic else src.shape[d] for d in dims])
-    count = ctx.cast(ctx.reduce("ReduceProd", sizes, [0], 0), int64, float64)
+    if dims:
+        sizes = ctx.join([ctx.dim(src, d) if d in dynamic else src.shape[d] for d in dims])
+        count = ctx.cast(ctx.reduce("ReduceProd", sizes, [0], 0), int64, float64)
+    else:  # (a 0-d input: one entry)
+        count = ctx.scalar(1.0, float64)
     centered = ctx.node("Sub", [x, ctx.reduce("ReduceMean", x, dims, 1)])
     squares = ctx.reduce("ReduceSum", ctx.node("Mul", [centered, centered]), dims, keep)
     dof = ctx.node("Sub", [count, ctx.scalar(eqn.params["correction"], float64)])

@@ -42,6 +42,8 @@ def topk(ctx: Context, eqn: Eqn) -> str:
     """Ember's ``topk`` primitive gives the indices; the values are gathered after it. (An
     unsorted one is exported sorted, one of the orders it may have.)"""
     p = eqn.params
+    if not eqn.inputs[0].shape:  # (0-d: TopK takes none; its one index, 0)
+        return ctx.constant(np.zeros(eqn.outputs[0].shape, dtype=np.int64), "topk")
     return _indices(ctx, eqn, ctx.ints([p["k"]]), p["largest"])
 
 
