@@ -411,3 +411,16 @@ def test_hasattr_and_getattr_default_answer_for_missing_tensor_methods():
     assert hasattr(e, "cumsum") is False and getattr(e, "cumsum", None) is None
     with pytest.raises(TypeError, match="MaskedTensor.cumsum: not supported"):
         e.cumsum(0)
+
+
+@pytest.mark.parametrize("name", ["is_cpu", "is_cuda", "itemsize", "nbytes", "is_meta",
+                                  "is_quantized", "get_device", "is_floating_point",
+                                  "is_complex", "is_signed", "element_size", "is_inference",
+                                  "ndimension", "nelement", "storage_offset", "dim_order",
+                                  "is_conj", "is_neg", "layout"])
+def test_metadata_queries_answer_as_torch(name):
+    # they raised "not supported on a MaskedTensor"; torch's MaskedTensor answers them
+    e, t = _pair(DATA.astype(np.float32))
+    got, want = getattr(e, name), getattr(t, name)
+    got, want = (got(), want()) if callable(want) else (got, want)
+    assert str(got).replace("ember.", "") == str(want).replace("torch.", "")

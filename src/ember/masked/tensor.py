@@ -339,6 +339,8 @@ class MaskedTensor:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # Python's protocols and Ember's internals (an AttributeError)
             raise MaskedOperand()
+        if name in _DATA_QUERIES:  # (what the data's dtype, device and layout answer)
+            return getattr(self._masked_data, name)
         if hasattr(Tensor, name):
             use = name if isinstance(getattr(Tensor, name), property) else f"{name}(...)"
             raise UnsupportedMethod(f"MaskedTensor.{name}: not supported on a MaskedTensor. "
@@ -346,6 +348,13 @@ class MaskedTensor:
                                     "with masked-out elements set to fill, or mt.get_data() "
                                     "on the raw data")
         raise AttributeError(f"'MaskedTensor' object has no attribute '{name}'")
+
+
+# questions about dtype, device, layout and size a MaskedTensor's data answers, as in PyTorch
+_DATA_QUERIES = frozenset((
+    "layout", "is_cpu", "is_cuda", "is_meta", "is_quantized", "itemsize", "nbytes",
+    "get_device", "is_floating_point", "is_complex", "is_signed", "element_size", "is_inference",
+    "ndimension", "nelement", "storage_offset", "dim_order", "is_conj", "is_neg"))
 
 
 def masked_tensor(data: Tensor, mask: Tensor, requires_grad: bool = False) -> MaskedTensor:
