@@ -155,3 +155,19 @@ def test_legacy_new_reads_a_size_as_sizes(size):
     e = ember.zeros(1, dtype=ember.int8).new(ember.Size(size))
     t = torch.zeros(1, dtype=torch.int8).new(torch.Size(size))
     assert tuple(e.shape) == tuple(t.shape) and e.dtype is ember.int8
+
+
+@pytest.mark.parametrize("convert", [lambda m, x: x.bool(), lambda m, x: x.to(m.bool),
+                                     lambda m, x: x.type(m.bool)])
+def test_complex_to_bool_does_not_warn_as_torch(convert):
+    # (bool reads both parts: nothing is discarded; ember warned as for float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e = convert(ember, ember.tensor([1j, 0j, 2 + 0j]))
+        t = convert(torch, torch.tensor([1j, 0j, 2 + 0j]))
+    assert e.tolist() == t.tolist() == [True, False, True]
+
+
+def test_complex_to_float_still_warns():
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        ember.tensor([1 + 2j]).float()

@@ -362,8 +362,9 @@ def _to_device(x: Tensor, dev: Device) -> Tensor:
 
 def cast_with_warning(x: Tensor, dtype: DType) -> Tensor:
     """``cast`` for the user's conversions (``to``, ``float()``, ``type_as``): complex to real
-    warns, as PyTorch does, that the imaginary part is discarded."""
-    if x._data.dtype.kind == "c" and not dtype.is_complex:  # (real tensors: one dtype read)
+    warns, as PyTorch does, that the imaginary part is discarded (not to bool, which reads
+    both parts)."""
+    if x._data.dtype.kind == "c" and not dtype.is_complex and dtype is not dtypes.bool_:
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=3)
     return cast(x, dtype)
