@@ -201,6 +201,29 @@ def test_multi_dot_multiplies_in_torchs_cheapest_order(shapes):
     assert ember_flops.get_total_flops() == torch_flops.get_total_flops()
 
 
+
+@pytest.mark.parametrize("shapes", [[(3, 3), (3, 3), (3, 3)], [(4, 2), (2, 4), (4,)],
+                                    [(2,), (2, 3), (3, 3), (3, 2)]])
+def test_multi_dot_breaks_cost_ties_as_torch(shapes):
+    # three matrices follow PyTorch's own rule, (A B) C on a tie (Ember took A (B C)): in
+    # bfloat16 each product rounds, so the order shows in the result
+    gen = np.random.default_rng(1)
+    arrays = [gen.standard_normal(s).astype(np.float32) for s in shapes]
+    expected = torch.linalg.multi_dot([torch.tensor(a).bfloat16() for a in arrays])
+    got = ember.linalg.multi_dot([ember.tensor(a).to(ember.bfloat16) for a in arrays])
+    np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_matrix_power_multiplies_in_torchs_order(dtype):
+    # n = 3 is (A A) A as PyTorch's (Ember's squaring loop took A (A A)); each product
+    # rounds in half precision, so the order shows
+    a = np.random.default_rng(2).standard_normal((4, 3, 3)).astype(np.float32)
+    for n in range(6):
+        expected = torch.linalg.matrix_power(torch.tensor(a).to(getattr(torch, dtype)), n)
+        got = ember.linalg.matrix_power(ember.tensor(a).to(getattr(ember, dtype)), n)
+        np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
+
 def test_norm_errors():
     with pytest.raises(ember.DTypeError, match="floating"):
         ember.linalg.vector_norm(ember.tensor([1, 2]))

@@ -500,6 +500,8 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     if n < 0:
         check_matrix(op, A, complex_ok=True)
         A, n = inv(A), -n
+    if n == 3:  # (A A) A, as PyTorch's (the loop's A (A A) rounds otherwise)
+        return matmul(matmul(A, A), A)
     result = None
     square = A
     while True:

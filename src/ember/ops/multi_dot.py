@@ -75,6 +75,9 @@ def _chain_splits(sizes: list[int]) -> list[list[int]]:
             cost[i][j], split[i][j] = min(
                 (cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1], k)
                 for k in range(i, j))
+    if n == 3:  # (PyTorch's own rule for three: (A B) C unless A (B C) costs less; a tie too)
+        a, b, c, d = sizes
+        split[0][2] = 0 if a * c * (b + d) > b * d * (a + c) else 1
     return split
 
 
