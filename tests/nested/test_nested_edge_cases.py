@@ -313,3 +313,19 @@ def test_seqlens_that_do_not_bound_the_rows_are_refused(seqlens):
     nt = ember.nested.nested_tensor_from_jagged(ember.zeros(6, 2), off, min_seqlen=1,
                                                 max_seqlen=7)  # (a larger one pads further)
     assert nt.to_padded_tensor(0.0).shape == (3, 7, 2)
+
+
+def test_seqlen_hints_keep_the_ragged_size_of_the_offsets():
+    # nested tensors on one offsets tensor share one j whatever max_seqlen hint each got, and
+    # combine, as in torch (ember made a new j per hint: "different ragged structures")
+    data = np.arange(12.0).reshape(6, 2)
+    off, toff = ember.tensor([0, 2, 6]), torch.tensor([0, 2, 6])
+    a = ember.nested.nested_tensor_from_jagged(ember.tensor(data), off)
+    b = ember.nested.nested_tensor_from_jagged(ember.tensor(data) * 2, off, max_seqlen=7)
+    ta = torch.nested.nested_tensor_from_jagged(torch.tensor(data), toff)
+    tb = torch.nested.nested_tensor_from_jagged(torch.tensor(data) * 2, toff, max_seqlen=7)
+    assert a.shape == b.shape and a.is_same_size(b) and ta.is_same_size(tb)
+    assert_close(a * b, ta * tb)
+    assert_close(a.transpose(1, 2) @ b, ta.transpose(1, 2) @ tb)
+    assert_close(b.transpose(1, 2) @ a, tb.transpose(1, 2) @ ta)
+    assert b.to_padded_tensor(0.0).shape == (2, 7, 2)  # (each keeps its own hint)

@@ -272,7 +272,7 @@ def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:
     else PyTorch's error for nested tensors of different ragged sizes."""
     if not isinstance(b, NestedTensor):
         raise ArgumentTypeError(f"{op}: expected a nested tensor, got {type(b).__name__}")
-    if b._ragged is not a._ragged or b._ragged_idx != a._ragged_idx:
+    if b._ragged.dim is not a._ragged.dim or b._ragged_idx != a._ragged_idx:
         raise ShapeError(f"{op}: nested tensors of shapes {a.shape} and {b.shape} have different "
                          "ragged structures (each ragged size j<n> belongs to one offsets "
                          "tensor). Hint: build both on one offsets tensor, e.g. ember.nested."

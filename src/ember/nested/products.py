@@ -135,13 +135,15 @@ def _nested_at_nested(op: str, input: NestedTensor, other: NestedTensor) -> Any:
         _check_inner(op, input, other)
         return input._with(matmul(input._values, values))
     if r == n - 1 and other._ragged_idx == n - 2:  # (…, n, j) @ (…, j, m): a dense result
-        if other._ragged is not input._ragged:
+        if other._ragged.dim is not input._ragged.dim:
             raise ShapeError(f"{op}: nested tensors of shapes {input.shape} and {other.shape} "
                              "sum over ragged dimensions of different structures (each ragged "
                              "size j<n> belongs to one offsets tensor). Hint: build both on one "
                              "offsets tensor, e.g. ember.nested.nested_tensor_from_jagged("
                              "values, nt.offsets())")
-        return matmul(padded(input, 0.0), padded(other, 0.0))
+        # (one length: the two may have different max_seqlen hints)
+        length = input._ragged.max_seqlen
+        return matmul(padded(input, 0.0), padded(other, 0.0, length))
     _refuse(op, input, other)
 
 

@@ -77,10 +77,10 @@ class Ragged:
                  "__weakref__")
 
     def __init__(self, offsets: Tensor, min_seqlen: int | None = None,
-                 max_seqlen: int | None = None) -> None:
+                 max_seqlen: int | None = None, dim: RaggedDim | None = None) -> None:
         self.offsets = offsets
         self.lengths = np.diff(offsets.numpy())
-        self.dim = RaggedDim()
+        self.dim = RaggedDim() if dim is None else dim
         longest = int(self.lengths.max()) if len(self.lengths) else 0
         shortest = int(self.lengths.min()) if len(self.lengths) else 0
         self.max_seqlen = longest if max_seqlen is None else int(max_seqlen)
@@ -142,10 +142,13 @@ def ragged_for(offsets: Tensor, min_seqlen: int | None = None,
                max_seqlen: int | None = None) -> Ragged:
     """The structure of ``offsets``: the same one (the same ``j``) for the same offsets
     tensor while a nested tensor uses it, as PyTorch gives nested tensors built on one offsets
-    tensor one ragged size (given other seqlens, a new one: they belong to the size)."""
+    tensor one ragged size; given other seqlens (hints of padding), a new structure of the
+    same ``j``, which combines with the others as in PyTorch."""
     ragged = _BY_OFFSETS.get(id(offsets))
-    if ragged is None or ragged.offsets is not offsets or min_seqlen not in (
-            None, ragged.min_seqlen) or max_seqlen not in (None, ragged.max_seqlen):
-        ragged = Ragged(offsets, min_seqlen, max_seqlen)
+    if ragged is not None and ragged.offsets is not offsets:
+        ragged = None
+    if ragged is None or min_seqlen not in (None, ragged.min_seqlen) or max_seqlen not in (
+            None, ragged.max_seqlen):
+        ragged = Ragged(offsets, min_seqlen, max_seqlen, None if ragged is None else ragged.dim)
         _BY_OFFSETS[id(offsets)] = ragged
     return ragged
