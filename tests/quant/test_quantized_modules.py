@@ -38,6 +38,16 @@ def _qx(shape, scale=0.1, zero_point=3):
     return ember.quantize_per_tensor(ember.ones(*shape), scale, zero_point, ember.quint8)
 
 
+def test_dequantize_of_an_ordinary_tensor_as_torch():  # (float32, itself if so: sweep65c)
+    import torch.ao.nn.quantized as tnnq
+    for values, dtype in [([0.3, -1.25], "float64"), ([1, 2], "int64"), ([0.5], "float32")]:
+        t = tnnq.DeQuantize()(torch.tensor(values, dtype=getattr(torch, dtype)))
+        e = nnq.DeQuantize()(ember.tensor(values, dtype=getattr(ember, dtype)))
+        assert e.dtype is ember.float32 and e.tolist() == t.tolist()
+    x = ember.tensor([1.0])
+    assert nnq.DeQuantize()(x) is x
+
+
 def test_empty_batches_give_empty_outputs():
     assert nnq.Linear(4, 3)(_qx((0, 4))).shape == (0, 3)
     assert nnq.Linear(4, 3)(_qx((2, 0, 4))).shape == (2, 0, 3)

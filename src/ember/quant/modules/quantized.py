@@ -158,7 +158,7 @@ class DeQuantize(Module):
     """Turns a quantized tensor back into float32 (what ``DeQuantStub`` becomes)."""
 
     def forward(self, Xq: QuantizedTensor | Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
-        return Xq if isinstance(Xq, Tensor) else Xq.dequantize()  # (a float one as it is)
+        return Xq.dequantize()  # (an ordinary tensor: in float32, itself if float32)
 
     @classmethod
     def from_float(cls, mod: Module) -> DeQuantize:
