@@ -167,8 +167,9 @@ def log_ndtr(input: Tensor) -> Tensor:
 
 def ndtri(input: Tensor) -> Tensor:
     """The inverse of :func:`ndtr`: the standard normal quantile of ``p`` in ``[0, 1]``
-    (``-inf`` at 0, ``inf`` at 1, NaN outside), computed in float64 by Newton steps on
-    ``log(ndtr)``. Its gradient is ``sqrt(2 pi) exp(x² / 2)``.
+    (``-inf`` at 0, ``inf`` at 1, NaN outside), computed in float64 by Wichura's rationals
+    (AS 241, to 7e-16 relative down to ``p = 5e-324``). Its gradient is
+    ``sqrt(2 pi) exp(x² / 2)``.
 
     Example:
         >>> ember.special.ndtri(ember.tensor([0.5, 0.975]))

@@ -1,14 +1,14 @@
 """``erfinv``, ``erfc`` and ``ndtri`` of :mod:`ember.ops.erfc_kernel` as one-pass numba loops
-over float32 and float64 blocks (ndtri: float64 only; the twin computes float32 in float64
-too), imported only when :func:`ember.backend.compiled.numba_enabled`.
+over float32 and float64 blocks, imported only when :func:`ember.backend.compiled.numba_enabled`.
 
 Each float64 element is computed on its own by the twin's steps: Giles' first guess of
 erfinv (or erfc's asymptotic series where ``1 - |y| < 1e-7``) and one Halley step, on ``erf``
 below ``|y| = 1/2`` and on ``log(erfc)`` above (two from the asymptotic guess), with the C
 library's ``erf`` and ``erfc`` (correctly rounded but for an ulp, down to erfc's subnormals)
 in place of Ember's fits. NumPy's twin makes dozens of
-passes over masked copies of the array. ndtri is the twin's first guess (erfinv's, or
-Abramowitz and Stegun's below 1e-3) and Newton steps on ``log(ndtr)``. The constants and
+passes over masked copies of the array. ndtri evaluates the twin's three rationals (AS 241)
+for every element and picks one, with :func:`_log`, in a loop that vectorizes (float32 in
+float64, rounded once). The constants and
 functions of one number come from :mod:`ember.ops.erfc_kernel` (see ``DEPENDENCY_DIGEST``).
 
 float32 erfc and erfinv have loops of their own without the C library, which vectorize (12×
@@ -30,15 +30,21 @@ from numba import types
 
 from ember.backend.compiled import njit
 from ember.ops import erfc_kernel
-from ember.ops.erfc_kernel import _ERFINV_CENTRAL, _ERFINV_TAIL, _SQRT_PI
+from ember.ops.erfc_kernel import (
+    _ERFINV_CENTRAL,
+    _ERFINV_TAIL,
+    _SQRT_PI,
+    NDTRI_CENTRAL,
+    NDTRI_FAR,
+    NDTRI_NEAR,
+)
 
 # the digest of erfc_kernel.py, whose code the kernels below compile: numba's disk
 # cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
-DEPENDENCY_DIGEST = "c09d53ac27123592"
+DEPENDENCY_DIGEST = "966effe8778dc1dc"
 
 _HALF_SQRT_PI = _SQRT_PI / 2
 _TWO_OVER_SQRT_PI = 2 / _SQRT_PI
-_SQRT1_2, _SQRT2, _SQRT_HALF_PI = math.sqrt(0.5), math.sqrt(2), math.sqrt(math.pi / 2)
 # erfcx(s) = exp(s²) erfc(s) on [0, 10.5] in t = (s - 3) / (s + 3), highest power first: a
 # Chebyshev fit made for Ember against mpmath's 30 digits (to 5e-12 relative), in t's powers
 _ERFCX_FIT = (
@@ -74,10 +80,9 @@ _ROUNDER = 1.5 * 2.0**52
 _ROUNDER_BITS = np.int64(np.float64(_ROUNDER).view(np.int64))
 _LN2 = math.log(2)
 _SQRT_HALF_BITS = np.int64(np.float64(math.sqrt(0.5)).view(np.int64))
-_ATANH_SERIES = tuple(2 / (2 * k + 1) for k in range(7, -1, -1))  # 2 atanh(s) / s in s²
+_ATANH_SERIES = tuple(2 / (2 * k + 1) for k in range(10, -1, -1))  # 2 atanh(s) / s in s²
+_SMALLEST_NORMAL, _TWO_54, _LOG_2_54 = 2.0**-1022, 2.0**54, 54 * math.log(2)
 # the twin's own functions of one number, compiled as they are
-_fraction = njit("float64(float64, int64)")(erfc_kernel._erfcx_fraction)
-_ndtri_tail = njit("float64(float64)")(erfc_kernel._ndtri_tail)
 _far = njit(types.float64(types.float64, types.Omitted(np)))(erfc_kernel._erfinv_far)  # xp = np
 
 
@@ -168,7 +173,7 @@ def _exp(y):
 
 @njit("float64(float64)", contract=True)
 def _log(m):
-    """log m for a normal float64 m > 0 to 1e-13 relative, without the C library: m = 2^e·f
+    """log m for a normal float64 m > 0 to 3 ulps, without the C library: m = 2^e·f
     with f in [sqrt(1/2), sqrt(2)), log f = 2 atanh(s) by its series in s = (f - 1)/(f + 1)."""
     bits = np.float64(m).view(np.int64)
     e = (bits - _SQRT_HALF_BITS) >> 52
@@ -236,38 +241,46 @@ def erfinv32(b, out):
 
 
 @njit("float64(float64)")
-def _erfcx(s):
-    """``exp(s²) erfc(s)`` for s >= -1 (the continued fraction from 2 on)."""
-    if s < 2.0:
-        return math.exp(s * s) * math.erfc(s)
-    return _fraction(s, 60 if s < 4.0 else 20)
-
-
-@njit("float64(float64)")
 def ndtri(p):
     """The standard normal quantile of one float64 (``-inf`` at 0, ``inf`` at 1, NaN outside
-    ``[0, 1]``): the twin's first guess and Newton steps on ``log(ndtr)`` (three from the
-    tail's guess, one from erfinv's below 1/4, none above)."""
-    upper = p > 0.5
-    q = 1.0 - p if upper else p  # exact for p > 1/2
-    if not q > 0.0:
-        x = -math.inf if q == 0.0 else math.nan
-    else:
-        log_q = math.log(q)
-        steps = 3
-        if q < 1e-3:
-            x = _ndtri_tail(math.sqrt(-2.0 * log_q))
-        else:  # (erfinv's guess is already within 1e-13: one step; none from 1/4, see
-            # ndtri_array)
-            x, steps = erfinv(2.0 * q - 1.0) * _SQRT2, 0 if q >= 0.25 else 1
-        for _ in range(steps):
-            e = _erfcx(-x * _SQRT1_2)
-            x = x - (math.log(e / 2.0) - x * x / 2.0 - log_q) * (_SQRT_HALF_PI * e)
-    return -x if upper else x
+    ``[0, 1]``) by the twin's rationals (Wichura's AS 241), all three evaluated and one picked,
+    with :func:`_log` (subnormal ``q`` scaled by 2^54 first): the loop vectorizes."""
+    q = p - 0.5
+    r = 0.180625 - q * q
+    t = min(p, 1.0 - p)  # (exact for p > 1/2)
+    tiny = t < _SMALLEST_NORMAL
+    s = math.sqrt((_LOG_2_54 if tiny else 0.0) - _log(t * (_TWO_54 if tiny else 1.0)))
+    far = s > 5.0
+    u = s - 5.0 if far else s - 1.6
+    num = den = near_num = near_den = far_num = far_den = 0.0
+    for c in NDTRI_CENTRAL[0]:  # (a loop over each tuple alone: the outer loop vectorizes)
+        num = num * r + c
+    for c in NDTRI_CENTRAL[1]:
+        den = den * r + c
+    for c in NDTRI_NEAR[0]:
+        near_num = near_num * u + c
+    for c in NDTRI_NEAR[1]:
+        near_den = near_den * u + c
+    for c in NDTRI_FAR[0]:
+        far_num = far_num * u + c
+    for c in NDTRI_FAR[1]:
+        far_den = far_den * u + c
+    central = abs(q) <= 0.425
+    top = q * num if central else math.copysign(far_num if far else near_num, q)
+    x = top / (den if central else (far_den if far else near_den))  # (one division)
+    ends = -math.inf if p == 0.0 else (math.inf if p == 1.0 else math.nan)
+    return x if 0.0 < p < 1.0 else ends
 
 
-@njit(_blocks(types.float64))
+@njit(_blocks(types.float64), contract=True)
 def ndtri64(a, out):
     """ndtri of a float64 block into ``out``."""
     for i in range(a.size):
         out[i] = ndtri(a[i])
+
+
+@njit(_blocks(types.float32), contract=True)
+def ndtri32(a, out):
+    """ndtri of a float32 block into ``out``, computed in float64 and rounded once."""
+    for i in range(a.size):
+        out[i] = np.float32(ndtri(np.float64(a[i])))
