@@ -144,6 +144,15 @@ def test_vander_refuses_a_float_or_bool_n_as_torch(n):
         ember.linalg.vander(ember.ones(3), N=n)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_vander_refuses_half_precision_as_torch(dtype):
+    # (Ember answered; torch's vander has no half kernel)
+    with pytest.raises(RuntimeError, match="supports floating point, complex, and integer"):
+        torch.linalg.vander(torch.ones(3, dtype=getattr(torch, dtype)))
+    with pytest.raises(ember.DTypeError, match=f"linalg.vander: .*{dtype}"):
+        ember.linalg.vander(ember.ones(3, dtype=getattr(ember, dtype)))
+
+
 def test_ldl_solve_refuses_int64_pivots_beyond_int32_rather_than_wrapping_them():
     ld, piv = ember.linalg.ldl_factor(ember.tensor([[4.0, 2.0], [2.0, 3.0]]))
     with pytest.raises(IndexError, match="pivots must satisfy"):

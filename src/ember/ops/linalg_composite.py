@@ -106,6 +106,9 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     if x.dtype is dtypes.bool_:
         raise DTypeError(f"{op}: x must be a floating or integer tensor, got bool. Hint: "
                          "call .long() on it")
+    if x.dtype in (dtypes.float16, dtypes.bfloat16):  # (PyTorch's has no half kernel)
+        raise DTypeError(f"{op}: x must be a float32/float64, complex or integer tensor, got "
+                         f"{describe(x.shape, x.dtype)}. Hint: call .float() on it")
     N = x.shape[-1] if N is None else as_int(N, op, "N")  # noqa: N806
     if N < 2:
         raise ArgumentError(f"{op}: N must be greater than 1, got {N} (for x of shape "
