@@ -171,3 +171,12 @@ def test_complex_to_bool_does_not_warn_as_torch(convert):
 def test_complex_to_float_still_warns():
     with pytest.warns(UserWarning, match="discards the imaginary part"):
         ember.tensor([1 + 2j]).float()
+
+
+def test_ml_dtypes_bfloat16_scalars_in_a_list_promote():
+    # (as bfloat16 0-d tensors do in torch: [bf16, int] is bfloat16, [bf16, f16] float32)
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert ember.tensor([ml_dtypes.bfloat16(1.5), 2]).dtype is ember.bfloat16
+    assert ember.tensor([ml_dtypes.bfloat16(1.5), np.float16(2)]).dtype is ember.float32
+    with pytest.raises(TypeError):
+        ember.tensor([ml_dtypes.bfloat16(1.5), "a"])

@@ -104,11 +104,12 @@ def read_objects(array: np.ndarray, data: Any, dtype: Any) -> np.ndarray:
 
 def read_promoted(data: list | tuple, array: np.ndarray | None) -> np.ndarray | None:
     """Numbers, NumPy scalars and 0-d tensors or arrays NumPy has no common dtype for (a
-    bfloat16 one among others: ``[t(1., bfloat16), 2]``) read as float64 or complex128, from
-    which their promoted dtype (:func:`sequence_dtype`) holds each exactly; ``array`` (NumPy's
-    reading, or None) when ``data`` holds anything else."""
-    if not all(isinstance(v, NUMBERS) or isinstance(v, Tensor | np.ndarray) and v.ndim == 0
-               and dtypes.has_numpy(v.dtype if isinstance(v, np.ndarray) else v.dtype.np)
+    bfloat16 one among others: ``[t(1., bfloat16), 2]``, ``[ml_dtypes.bfloat16(1), 2]``)
+    read as float64 or complex128, from which their promoted dtype (:func:`sequence_dtype`)
+    holds each exactly; ``array`` (NumPy's reading, or None) when ``data`` holds anything
+    else."""
+    if not all(isinstance(v, NUMBERS) or isinstance(v, Tensor | np.ndarray | np.generic) and
+               v.ndim == 0 and dtypes.has_numpy(v.dtype.np if isinstance(v, Tensor) else v.dtype)
                for v in _leaves(data)):
         return array
     found = sequence_dtype(data)
