@@ -173,3 +173,14 @@ def test_transposed_layout_pads_unbinds_and_sums_like_torch():
     np.testing.assert_allclose(x.sum(2).numpy(), t.sum(2).numpy(), rtol=1e-12)
     np.testing.assert_array_equal((x + ember.ones(2)).values().numpy(),
                                   (t + torch.ones(2)).values().numpy())
+
+
+def test_nested_tensor_takes_pin_memory():
+    # torch.nested.nested_tensor's keyword (ember: TypeError unexpected keyword)
+    seqs = [ember.ones(2, 3), ember.ones(1, 3)]
+    nt = ember.nested.nested_tensor(seqs, pin_memory=False)
+    want = torch.nested.nested_tensor([torch.ones(2, 3), torch.ones(1, 3)], layout=torch.jagged,
+                                      pin_memory=False)
+    np.testing.assert_array_equal(nt.values().numpy(), want.values().numpy())
+    with pytest.raises(ember.errors.DeviceError, match="pin_memory"):
+        ember.nested.nested_tensor(seqs, pin_memory=True)  # (no accelerator, as torch's)

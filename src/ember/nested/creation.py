@@ -62,7 +62,8 @@ def _packed(op: str, tensors: Sequence[Any]) -> tuple[Tensor, Tensor, int]:
 
 
 def nested_tensor(tensor_list: Sequence[Any], *, dtype: Any = None, layout: Any = None,
-                  device: Any = None, requires_grad: bool = False) -> NestedTensor:
+                  device: Any = None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> NestedTensor:
     """A new nested tensor (a leaf) holding a copy of the tensors in ``tensor_list``, which
     share one dtype and device and may differ in one dimension: the ragged one (the first
     when none differs). Ember's default layout is ``ember.jagged``, the only one it has
@@ -79,6 +80,8 @@ def nested_tensor(tensor_list: Sequence[Any], *, dtype: Any = None, layout: Any 
     _check_layout("nested_tensor", layout)
     packed, offsets, ragged = _packed("nested_tensor", tensor_list)
     values = packed.detach().to(device=device, dtype=dtype, copy=True)
+    if pin_memory:  # (as Tensor.pin_memory: refused without an accelerator, as in PyTorch)
+        values = values.pin_memory()
     values.requires_grad_(requires_grad)
     return NestedTensor(values, ragged_for(offsets.to(values.device)), ragged + 1)
 
