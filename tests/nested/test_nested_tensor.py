@@ -184,3 +184,11 @@ def test_nested_tensor_takes_pin_memory():
     np.testing.assert_array_equal(nt.values().numpy(), want.values().numpy())
     with pytest.raises(ember.errors.DeviceError, match="pin_memory"):
         ember.nested.nested_tensor(seqs, pin_memory=True)  # (no accelerator, as torch's)
+
+
+@pytest.mark.parametrize("name", ["itemsize", "nbytes", "is_meta", "is_quantized", "is_sparse",
+                                  "is_mps"])
+def test_attributes_answered_by_the_values_match_torch(name):
+    # they raised UnsupportedOpError; torch's jagged nested tensor answers them
+    nt, tnt = pair()
+    assert getattr(nt, name) == getattr(tnt, name)

@@ -267,6 +267,16 @@ for _name in ("is_signed", "is_conj", "is_neg", "is_inference", "get_device", "n
     setattr(NestedTensor, _name, _of_values(_name))
 
 
+def _property_of_values(name: str) -> property:
+    """The attribute ``name`` answered by the values (``nbytes``, ``is_meta``, …)."""
+    return property(lambda self: getattr(self._values, name),
+                    doc=f"``Tensor.{name}`` of the values, as in PyTorch.")
+
+
+for _name in ("itemsize", "nbytes", "is_meta", "is_quantized", "is_sparse", "is_mps"):
+    setattr(NestedTensor, _name, _property_of_values(_name))
+
+
 def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:
     """``b``'s values, when ``b`` is a nested tensor of ``a``'s ragged structure and layout;
     else PyTorch's error for nested tensors of different ragged sizes."""
