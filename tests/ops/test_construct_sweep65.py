@@ -180,3 +180,17 @@ def test_ml_dtypes_bfloat16_scalars_in_a_list_promote():
     assert ember.tensor([ml_dtypes.bfloat16(1.5), np.float16(2)]).dtype is ember.float32
     with pytest.raises(TypeError):
         ember.tensor([ml_dtypes.bfloat16(1.5), "a"])
+
+
+def test_tensor_of_a_meta_tensor_stays_meta_as_torch():
+    # (it raised NoDataError reading the data; torch copies the meta tensor's layout)
+    x = ember.zeros(2, 3, device="meta").t()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = torch.tensor(torch.zeros(2, 3, device="meta").t(), dtype=torch.int8)
+    out = ember.tensor(x, dtype=ember.int8)
+    assert out.device.type == "meta" and out.dtype is ember.int8
+    assert out.stride() == ref.stride() and tuple(out.shape) == tuple(ref.shape)
+    assert ember.tensor(x, requires_grad=True).requires_grad
+    with pytest.raises(ember.errors.NoDataError):
+        ember.tensor(x, device="cpu")

@@ -155,6 +155,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     """
     dev = to_device(device)
     if isinstance(data, Tensor):
+        if data._device.is_meta and device is None:  # (it stays meta, as in PyTorch)
+            return data.detach().to(dtype=dtype, copy=True).requires_grad_(requires_grad)
         array = data._data.copy() if data._data.flags.c_contiguous else preserved_copy(data._data)
     else:
         if type(data) in (list, tuple):
