@@ -192,3 +192,20 @@ def test_attributes_answered_by_the_values_match_torch(name):
     # they raised UnsupportedOpError; torch's jagged nested tensor answers them
     nt, tnt = pair()
     assert getattr(nt, name) == getattr(tnt, name)
+
+
+def test_data_retains_grad_real_and_imag_as_torch():
+    nt, tnt = pair(requires_grad=True)
+    y, ty = nt * 2, tnt * 2
+    y.retain_grad()
+    ty.retain_grad()
+    assert (nt.retains_grad, y.retains_grad) == (tnt.retains_grad, ty.retains_grad)
+    assert not nt.data.requires_grad and nt.data.shape == nt.shape
+    np.testing.assert_array_equal(nt.real.values().detach().numpy(),
+                                  tnt.real.values().detach().numpy())
+    parts_ = [np.array([[1 + 2j, 3 - 1j]]), np.array([[0.5j, 2], [1, -1j]])]
+    c = ember.nested.nested_tensor([ember.tensor(a) for a in parts_])
+    tc = torch.nested.nested_tensor([torch.tensor(a) for a in parts_], layout=torch.jagged)
+    np.testing.assert_array_equal(c.imag.values().numpy(), tc.imag.values().numpy())
+    with pytest.raises(ember.errors.DTypeError, match="imag"):
+        nt.imag  # noqa: B018 - (a real tensor's, as torch refuses)

@@ -273,8 +273,14 @@ def _property_of_values(name: str) -> property:
                     doc=f"``Tensor.{name}`` of the values, as in PyTorch.")
 
 
-for _name in ("itemsize", "nbytes", "is_meta", "is_quantized", "is_sparse", "is_mps"):
+for _name in ("itemsize", "nbytes", "is_meta", "is_quantized", "is_sparse", "is_mps",
+              "retains_grad"):
     setattr(NestedTensor, _name, _property_of_values(_name))
+NestedTensor.data = property(NestedTensor.detach, doc="The nested tensor without its graph.")
+NestedTensor.real = property(lambda self: self._with(self._values.real),
+                             doc="The real parts (a nested view of the values').")
+NestedTensor.imag = property(lambda self: self._with(self._values.imag),
+                             doc="The imaginary parts (a nested view of the values').")
 
 
 def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:
