@@ -247,6 +247,20 @@ def test_lstsq_reads_rcond_as_lapack(dtype, driver, rcond):
     assert_same(tuple(e), tuple(t), rtol=1e-5)
 
 
+@pytest.mark.parametrize("rcond", [1, 1.0, 0.5, 0.0, -1.0])
+def test_lstsq_gelsy_keeps_a_singular_value_at_the_cutoff_as_torch(rcond):
+    # (rcond=1 on diag(2, 1, 0.5) cut every value: rank 0 and a zero solution; torch's
+    # gelsy keeps R's leading column, and a value equal to rcond times the largest)
+    a, b = np.diag([2.0, 1.0, 0.5])[[2, 0, 1]], np.ones((3, 2))
+    e = ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b), rcond)
+    t = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), rcond)
+    assert_same(tuple(e), tuple(t), rtol=1e-12)
+    with pytest.raises(TypeError):
+        torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), "0.1")
+    with pytest.raises(TypeError, match="linalg.lstsq: rcond must be a number"):
+        ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b), "0.1")
+
+
 @pytest.mark.parametrize("driver", [None, "gelsd"])
 @pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
 def test_lstsq_empty_residuals_stay_in_the_graph_as_torch(driver, shape):

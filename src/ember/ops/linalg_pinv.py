@@ -246,17 +246,21 @@ def _cutoff(driver: str, rcond: float | None, dtype: dtypes.DType) -> tuple[floa
     ``driver`` drops at ``rcond``, read as LAPACK reads it (in A's precision): ``'gelsd'``
     takes ``rcond`` outside (0, 1) as eps/2, ``'gelss'`` a negative one as eps and never
     keeps values below the smallest normal number, ``'gelsy'`` keeps every nonzero value at
-    ``rcond <= 0``; ``'gels'`` has no cutoff and ``None`` is PyTorch's default."""
-    if rcond is None or driver == "gels":
+    ``rcond <= 0``, a value equal to ``rcond · σ₁``, and ``σ₁`` even at ``rcond >= 1``;
+    ``'gels'`` has no cutoff and ``None`` is PyTorch's default."""
+    if rcond is None:
         return None, None
     real = np.float64 if dtype in (dtypes.float64, dtypes.complex128) else np.float32
-    rcond = float(real(rcond))
+    rcond = float(real(as_float(rcond, "linalg.lstsq", "rcond")))
+    if driver == "gels":
+        return None, None
     eps = float(np.finfo(real).eps)
     if driver == "gelsd":
         return None, rcond if 0 < rcond < 1 else eps / 2
     if driver == "gelss":
         return float(np.finfo(real).tiny), rcond if rcond >= 0 else eps
-    return None, max(rcond, 0.0)
+    # gelsy keeps a value at rcond · σ₁ (cond(R₁₁) <= 1/rcond), and σ₁ for rcond >= 1
+    return None, float(np.nextafter(min(rcond, 1.0), 0.0)) if rcond > 0 else 0.0
 
 
 @primitive
