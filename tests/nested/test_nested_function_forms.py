@@ -126,3 +126,28 @@ def test_special_function_forms_match_torch(name, fn):
     nt, tnt = pair(inner=(3,))
     nt, tnt = nt.abs() * 0.4 + 1.1, tnt.abs() * 0.4 + 1.1  # (inside every domain)
     assert_close(fn(ember, nt), fn(torch, tnt), rtol=1e-8)
+
+
+@pytest.mark.parametrize("fn", [lambda lib, x: x.diff(), lambda lib, x: lib.diff(x, 2, -1),
+                                lambda lib, x: x.diff(prepend=x * 2, append=x)],
+                         ids=["method", "n2", "prepend_append"])
+def test_diff_along_an_inner_dim_matches_torch(fn):
+    # (UnsupportedOpError before; torch's jagged layout takes it)
+    nt, tnt = pair(inner=(4,))
+    assert_close(fn(ember, nt), fn(torch, tnt))
+
+
+def test_diff_refuses_batch_and_ragged_dims():
+    nt, _ = pair(inner=(4,))
+    for dim in (0, 1):
+        with pytest.raises(ember.errors.ArgumentError, match="diff: not supported along"):
+            nt.diff(dim=dim)
+
+
+@pytest.mark.parametrize("fn", [lambda lib, x: x.frexp(), lambda lib, x: lib.frexp(x)])
+def test_frexp_gives_nested_mantissa_and_exponent(fn):
+    nt, tnt = pair(inner=(3,))
+    got, want = fn(ember, nt * 100), fn(torch, tnt * 100)
+    assert_close(got.mantissa, want.mantissa)
+    assert_close(got.exponent, want.exponent)
+    assert got.exponent.dtype == ember.int32

@@ -1,6 +1,6 @@
 """Nested-tensor ops that reorder, pick or cut dimensions, as PyTorch's jagged layout has
-them: ``permute``, ``movedim``, ``select``, ``chunk`` (also of the batch) and the indexing
-``nt[i, …]`` / ``nt[..., k]``; each acts on the packed values.
+them: ``permute``, ``movedim``, ``select``, ``chunk`` (also of the batch), ``diff`` and the
+indexing ``nt[i, …]`` / ``nt[..., k]``; each acts on the packed values.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from typing import Any
 
 from ember.errors import ArgumentError, ArgumentTypeError, IndexOutOfRange, ShapeError
 from ember.nested.functional import from_rows, implements, logical_dim, to_rows
-from ember.nested.nested_tensor import NestedTensor, unsupported
+from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.nested.ragged import ragged_for
+from ember.ops.construct import diff
 from ember.ops.creation import from_numpy
 from ember.ops.dims import normalize_dim
 from ember.ops.shape import chunk, movedim, permute, select
@@ -64,6 +65,18 @@ def nested_select(input: NestedTensor, dim: int, index: int) -> Tensor | NestedT
         return input[index]
     r = input._ragged_idx
     return input._with(input._values.select(d - 1, index), r - (d < r))
+
+
+@implements(diff)
+def nested_diff(input: NestedTensor, n: int = 1, dim: int = -1,
+                prepend: NestedTensor | None = None,
+                append: NestedTensor | None = None) -> NestedTensor:
+    """The ``n``-th differences along ``dim`` (neither batch nor ragged), as ``Tensor.diff``;
+    ``prepend``/``append`` are nested tensors of this structure."""
+    d = logical_dim(input, dim, "diff", ragged=False)
+    ends = [None if x is None else check_same_structure("diff", input, x)
+            for x in (prepend, append)]
+    return input._with(input._values.diff(n, d - 1, *ends))
 
 
 @implements(chunk)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ember
 import ember.special
+from ember import return_types
 from ember.nested.functional import (
     IMPLEMENTATIONS,
     broadcasting,
@@ -74,6 +75,16 @@ def _polygamma(n: int, input: NestedTensor) -> NestedTensor:
 
 for _fn in _functions("polygamma"):
     IMPLEMENTATIONS.setdefault(_fn, _polygamma)
+
+def _frexp(input: NestedTensor) -> return_types.frexp:
+    """``ember.frexp(nt)``: the mantissa and exponent of each element, two nested tensors."""
+    mantissa, exponent = ember.frexp(input._values)
+    return return_types.frexp((input._with(mantissa), input._with(exponent)))
+
+
+for _fn in _functions("frexp"):
+    IMPLEMENTATIONS.setdefault(_fn, _frexp)
+NestedTensor.frexp = _frexp
 
 # with the nested tensor anywhere (``ember.hypot(dense, nt)``): every operand broadcast
 for _name in _BINARY:
