@@ -2,9 +2,10 @@
 (imported only when :func:`ember.backend.compiled.numba_enabled`; chosen by
 :mod:`ember.ops.hard_activations`).
 
-Each step is NumPy's (``+ 3``, NaN-keeping max and min, ``/ 6``, ``*``), each rounded in the
-arrays' dtype, so the values are the NumPy calls' bit for bit; the NumPy calls make a pass per
-step, and the gradients' masked copies (``copyto(where=)``) are branchy passes of their own.
+Each step is NumPy's (``+ 3``, NaN-keeping max and min, ``*``, ``/ 6``), each rounded in the
+arrays' dtype, so the values are the NumPy calls' (and PyTorch's) bit for bit; the NumPy calls
+make a pass per step, and the gradients' masked copies (``copyto(where=)``) are branchy passes
+of their own.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from numba import types
 
 from ember.backend.compiled import njit
+from ember.ops.hard_activations import SIXTH
 from ember.ops.im2col_numba import FLOATS
 
 
@@ -19,6 +21,7 @@ def _block(f: types.Type, readonly: bool = False) -> types.Array:
     return types.Array(f, 1, "C", readonly=readonly)
 
 
+_SIXTH = float(SIXTH)  # (a compile-time constant)
 _UNARY = [types.void(_block(f, ro), _block(f)) for f in FLOATS for ro in (False, True)]
 _BINARY = [types.void(_block(f, ro_v), _block(f, ro_x), _block(f))
            for f in FLOATS for ro_v in (False, True) for ro_x in (False, True)]
@@ -37,22 +40,23 @@ def hardsigmoid(a, out):
 
 @njit(_UNARY)
 def hardswish(a, out):
-    """``a · (min(max(a + 3, 0), 6) / 6)`` of a block into ``out`` (NaN kept)."""
+    """``a · min(max(a + 3, 0), 6) / 6`` of a block into ``out`` (NaN kept), PyTorch's
+    order."""
     zero, three, six = out.dtype.type(0), out.dtype.type(3), out.dtype.type(6)
     for i in range(a.size):
         x = a[i]
         t = x + three
         t = t if t > zero or t != t else zero
         t = t if t < six or t != t else six
-        out[i] = x * (t / six)
+        out[i] = x * t / six
 
 
 @njit(_BINARY)
 def hardsigmoid_grad(v, x, out):
-    """``v / 6`` where ``-3 < x < 3``, else 0, into ``out``."""
-    zero, three, six = out.dtype.type(0), out.dtype.type(3), out.dtype.type(6)
+    """``v · SIXTH`` where ``-3 < x < 3``, else 0, into ``out``."""
+    zero, three, sixth = out.dtype.type(0), out.dtype.type(3), out.dtype.type(_SIXTH)
     for i in range(v.size):
-        out[i] = v[i] / six if -three < x[i] < three else zero
+        out[i] = v[i] * sixth if -three < x[i] < three else zero
 
 
 @njit(_BINARY)
