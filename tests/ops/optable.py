@@ -354,7 +354,9 @@ def assert_same(mine: Any, ref: Any, rtol: float = 0.0, atol: float = 0.0) -> No
             continue
         assert m.dtype.name == str(r.dtype).removeprefix("torch."), (m.dtype, r.dtype)
         assert tuple(m.shape) == tuple(r.shape), (tuple(m.shape), tuple(r.shape))
-        np.testing.assert_allclose(_np(m.detach().to(ember.float64)), _np(r.detach().double()),
+        wide = "complex128" if r.is_complex() else "float64"  # (both parts of complex values)
+        np.testing.assert_allclose(_np(m.detach().to(getattr(ember, wide))),
+                                   _np(r.detach().to(getattr(torch, wide))),
                                    rtol=rtol, atol=atol, equal_nan=True)
 
 
