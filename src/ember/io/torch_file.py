@@ -329,7 +329,7 @@ class _TorchUnpickler(pickle._Unpickler):  # noqa: SLF001 - the Python one: BUIL
                                   f"{type(data).__name__}; the file is corrupted")
         if self.dry:
             return None
-        refuse_meta(data, f"{kind} tensor", self.where)
+        refuse_meta(data, f"{kind.name} tensor", self.where)
         try:
             if kind is sparse_coo:
                 indices, values, size, *coalesced = data

@@ -112,7 +112,7 @@ class Decoder:
         parts = [self.value(p) for p in parts]
         if not all(isinstance(p, Tensor) for p in parts):
             raise self.fail(f"a sparse tensor entry {short(x)} has parts that are not tensors")
-        refuse_meta(parts, f"{layout} tensor", self.where)
+        refuse_meta(parts, f"{layout.name} tensor", self.where)
         grad = x.get("requires_grad") is True
         try:
             if layout is sparse_coo:
