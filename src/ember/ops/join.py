@@ -28,7 +28,7 @@ from ember.ops.convert import Copy, cast, clone
 from ember.ops.creation import zeros
 from ember.ops.dims import normalize_dims
 from ember.ops.indexing import FULL, Slice
-from ember.ops.overrides import TENSOR_LIKE, handle
+from ember.ops.overrides import TENSOR_LIKE, handle, handler_of
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, plain, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import (
@@ -146,6 +146,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     try:
         dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in tensors))
     except (AttributeError, DTypeError):  # (a NumPy array's dtype is no Ember dtype)
+        if handler_of((tensors,)):  # (a quantized tensor after an ordinary one)
+            return handle(cat, (tensors, dim), {})
         refuse_non_tensors("cat", "tensors", tensors)
         raise
     try:
@@ -202,6 +204,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if (DISPATCH.handler is None or DISPATCH.only_observers()) and \
             all(t.dtype is dtype for t in tensors):
         return apply(Stack, *tensors, dim=dim)
+    if handler_of((tensors,)):  # (a tensor-like after an ordinary tensor)
+        return handle(stack, (tensors, dim), {})
     return name_node(cat([unsqueeze(t, dim) for t in tensors], dim), "StackBackward0")
 
 

@@ -39,6 +39,7 @@ from ember.ops.creation import empty
 from ember.ops.forwarding import forwarder
 from ember.ops.numpy_names import takes_numpy_names
 from ember.ops.out_names import EXACT, EXACT_IF, REAL
+from ember.ops.overrides import handler_of
 from ember.ops.primitive import DISPATCH, not_casting
 from ember.tensor import Tensor
 from ember.type_info import can_cast
@@ -130,6 +131,9 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
                rules: tuple[str, bool], out: Any, args: tuple, kwargs: dict) -> Any:
     outs = (out,) if isinstance(out, Tensor) else out
     if not isinstance(outs, (tuple, list)) or not all(isinstance(o, Tensor) for o in outs):
+        handler = handler_of((out,))
+        if getattr(handler, "takes_out", False):  # (a tensor-like out its class fills)
+            return handler(fn, args, {**kwargs, "out": out})
         raise TypeError(f"{op}(): out must be a Tensor or a tuple of Tensors, got "
                         f"{type_name(out)}")
     for o in outs:

@@ -20,6 +20,9 @@ supports the class hands the call over in one of two ways:
   its own parameters around the call (F's activations ``elu``, ``leaky_relu``, ``hardtanh``, …,
   of several microseconds each).
 
+A handler with ``takes_out = True`` also computes the calls whose ``out=`` is one of its
+class's objects (``ember.cat(qs, out=q)`` of quantized tensors), given ``out`` as a keyword.
+
 The ``out=`` forms of the public functions (:mod:`ember.ops.out_arg`) catch it as well, so an
 ``ember.*`` function with an ``out=`` form hands over even where its op does not; a tensor's
 binary method whose op does not (``dense.hypot(nt)``, ``dense << mt``) is bound as the op's

@@ -21,6 +21,7 @@ from ember.quant import (
     special_observers,
     stubs,
 )
+from ember.quant import join as _join  # noqa: F401 (cat/stack of quantized tensors)
 from ember.quant import quantize as _workflow  # (the name becomes the function, as PyTorch's)
 from ember.quant.fake_quantize import *  # noqa: F403
 from ember.quant.fuse import *  # noqa: F403

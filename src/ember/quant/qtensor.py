@@ -15,7 +15,8 @@ indexed channels' parameters); ``stride``, ``element_size``, ``is_contiguous``, 
 ``to`` (the CPU, the same dtype) answer as PyTorch's. A
 :class:`QuantizedTensor` is its own class, not an :class:`ember.Tensor`: ordinary tensors'
 ops and dtype rules never look at it, so the eager path pays nothing for it. Given one, they
-raise :class:`QuantizedOperandError` (whatever they read of it: its memory, its dtype, a
+hand it over (``cat``, ``stack``: :mod:`ember.quant.join`) or raise
+:class:`QuantizedOperandError` (whatever they read of it: its memory, its dtype, a
 method or an operator only ordinary tensors have).
 """
 

@@ -1,0 +1,116 @@
+"""``cat``/``stack`` of quantized tensors, as PyTorch's quantized CPU kernels: per-tensor
+quantized tensors of one dtype join into one with the first's scale and zero point (``out``'s
+when given). Inputs with other parameters are dequantized and quantized again with those
+(PyTorch warns that this loses precision); per-channel tensors, mixed dtypes and ordinary
+tensors among quantized ones are refused, as PyTorch.
+
+``ember.cat``/``ember.stack`` hand a quantized tensor over here (:func:`handle_joins`,
+registered for :class:`QuantizedTensor` in :mod:`ember.ops.overrides`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, type_name
+from ember.ops.creation import from_numpy
+from ember.ops.join import cat, concat, stack
+from ember.ops.overrides import register
+from ember.quant import kernels
+from ember.quant.qtensor import QuantizedTensor
+from ember.quant.qtypes import QuantizedOperandError, quint4x2
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+
+def _integers(op: str, tensors: Sequence[Any], out: Any) -> tuple[list[Tensor], QuantizedTensor]:
+    """The integers of ``tensors`` in the result's parameters (those of ``out``, a quantized
+    tensor, else of the first tensor), and the tensor whose parameters they are."""
+    first = next((i for i, t in enumerate(tensors) if isinstance(t, QuantizedTensor)), None)
+    if first is None:  # (a quantized out only)
+        raise DTypeError(f"{op}: out is quantized but no input is (as PyTorch). Hint: quantize "
+                         "the inputs, or give a float out")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, QuantizedTensor):
+            raise DTypeError(f"{op}: tensor {i} is {_kind(t)} while tensor {first} is quantized: "
+                             "quantized and ordinary tensors do not join (as PyTorch). Hint: "
+                             "quantize it with ember.quantize_per_tensor(...) or dequantize() "
+                             "the others")
+    params = out if out is not None else tensors[0]
+    for i, t in enumerate((*tensors, params)):
+        if t.qscheme().name != "per_tensor_affine":
+            where = "out" if i == len(tensors) else f"tensor {i}"
+            raise ArgumentError(f"{op}: only per-tensor quantized tensors join (as PyTorch), "
+                                f"{where} is {t.qscheme()!r}. Hint: dequantize() them, join, "
+                                "and quantize the result")
+        if t.dtype is not params.dtype:
+            raise DTypeError(f"{op}: all quantized tensors must have one dtype, got "
+                             f"{params.dtype!r} and {t.dtype!r}")
+    key, given = (params._scale, params._zero_point), (tensors[0]._scale, tensors[0]._zero_point)
+    shared = all((t._scale, t._zero_point) == given for t in tensors)
+    if shared and given == key:
+        return [t._int for t in tensors], params
+    if not shared:  # (as PyTorch: an out's other parameters need no warning)
+        warnings.warn(f"{op}: the quantized inputs' scales and zero points differ; they are "
+                      "quantized again with the first's (or out's), which may lose precision",
+                      UserWarning, stacklevel=4)
+    dtype = params.dtype
+    return [from_numpy(kernels.quantize(t.dequantize().numpy(), *key, dtype.min, dtype.max,
+                                        dtype.storage.np, sub_byte=dtype is quint4x2))
+            for t in tensors], params
+
+
+def _kind(x: Any) -> str:
+    return f"a {x.dtype.name} tensor" if isinstance(x, Tensor) else type_name(x)
+
+
+def _joined(join: Callable, op: str, tensors: Sequence[Any], dim: int, out: Any
+            ) -> QuantizedTensor:
+    if not isinstance(tensors, (list, tuple)):
+        raise ArgumentTypeError(f"{op}: tensors must be a list or tuple of tensors, got "
+                                f"{type_name(tensors)}")
+    ints, params = _integers(op, tensors, out)
+    joined = join(ints, dim)
+    if out is None:
+        return QuantizedTensor(joined, params.dtype, params._scale, params._zero_point)
+    out._int = joined
+    return out
+
+
+def quantized_cat(tensors: Sequence[QuantizedTensor], dim: int = 0, *,
+                  out: QuantizedTensor | None = None) -> QuantizedTensor:
+    """``ember.cat`` of quantized tensors (per tensor, one dtype).
+
+    Example:
+        >>> q = ember.quantize_per_tensor(ember.ones(2), 0.1, 0, ember.qint8)
+        >>> ember.cat([q, q]).int_repr()
+        tensor([10, 10, 10, 10], dtype=ember.int8)
+    """
+    return _joined(cat, "cat", tensors, dim, out)
+
+
+def quantized_stack(tensors: Sequence[QuantizedTensor], dim: int = 0, *,
+                    out: QuantizedTensor | None = None) -> QuantizedTensor:
+    """``ember.stack`` of quantized tensors (per tensor, one dtype, one shape)."""
+    return _joined(stack, "stack", tensors, dim, out)
+
+
+_JOINS = {cat: quantized_cat, concat: quantized_cat, stack: quantized_stack}
+
+
+def handle_joins(op: Callable, args: tuple, kwargs: dict) -> Any:
+    """The quantized form of ``op`` (``cat``, ``stack``); the other ops refuse quantized
+    tensors."""
+    impl = _JOINS.get(op)
+    if impl is None:
+        error = QuantizedOperandError(op.__name__)
+        error.obj = QuantizedTensor  # (a tensor-like's own error: see forwarding.not_a_tensor)
+        raise error
+    return impl(*args, **kwargs)
+
+
+handle_joins.takes_out = True  # (ember.cat(qs, out=q): see ember.ops.overrides)
+register(QuantizedTensor, handle_joins)
