@@ -203,3 +203,12 @@ def test_expand_strides_its_size1_dims_as_torch(name):
     assert got.tolist() == want.tolist()
     with ember.device("meta"):
         assert _layout(EXPANDS[name](ember)) == _layout(want)
+
+
+def test_expand_of_a_file_mapped_tensor_strides_as_torch(tmp_path):
+    # (review65b: a np.memmap array took NumPy's zero strides of size-1 dims)
+    path = tmp_path / "six.bin"
+    ember.arange(6.0).numpy().tofile(path)
+    got = ember.from_file(str(path), size=6).reshape(2, 3)[:1].expand(4, 1, 3)
+    want = torch.arange(6.0).reshape(2, 3)[:1].expand(4, 1, 3)
+    assert _layout(got) == _layout(want) and got.tolist() == want.tolist()

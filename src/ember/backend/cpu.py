@@ -27,7 +27,7 @@ def broadcast_view(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """
     lead = len(shape) - a.ndim
     dense = type(a) is np.ndarray and a.flags.c_contiguous and a.size
-    if lead < 0 or not dense and (type(a) is not np.ndarray or 1 not in shape):
+    if lead < 0 or not dense and (not isinstance(a, np.ndarray) or 1 not in shape):
         return np.broadcast_to(a, shape)  # (NumPy's strides are PyTorch's without size-1 dims)
     strides = [0] * lead
     for n, m, s in zip(a.shape, shape[lead:], a.strides):
