@@ -194,3 +194,79 @@ def test_tensor_of_a_meta_tensor_stays_meta_as_torch():
     assert ember.tensor(x, requires_grad=True).requires_grad
     with pytest.raises(ember.errors.NoDataError):
         ember.tensor(x, device="cpu")
+
+
+def _lazy(kind):
+    z = torch.tensor([1 + 2j, 3 + 4j])
+    return {"imag of conj": z.conj().imag, "neg view": torch._neg_view(torch.tensor([1., 2.])),
+            "conj": z.conj(), "conj of transpose": torch.tensor([[1 + 1j, 2j], [3, 4]]).t().conj(),
+            "neg requiring grad": torch._neg_view(torch.tensor([1., 2.], requires_grad=True))}[kind]
+
+
+@pytest.mark.parametrize("kind", ["imag of conj", "neg view", "conj", "conj of transpose",
+                                  "neg requiring grad"])
+@pytest.mark.parametrize("build", ["tensor", "as_tensor", "asarray"])
+def test_a_torch_tensor_with_a_negative_or_conjugate_bit_reads_its_values(kind, build):
+    # (DLPack dropped the negative bit: z.conj().imag read as [2, 4], torch's is [-2, -4]; a
+    # conjugate bit failed with OpError)
+    t = _lazy(kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = getattr(torch, build)(t).resolve_conj().resolve_neg()
+    _same(getattr(ember, build)(t), ref.detach())
+
+
+@pytest.mark.parametrize("kind", ["imag of conj", "conj"])
+def test_asarray_copies_a_torch_tensor_with_a_lazy_bit_so_refuses_copy_false(kind):
+    # (torch shares it, keeping the bit; Ember has no such bits, so copies the values)
+    t = _lazy(kind)
+    assert ember.asarray(t).tolist() == t.resolve_conj().resolve_neg().tolist()
+    with pytest.raises(ember.errors.ArgumentError, match="negative or conjugate bit"):
+        ember.asarray(t, copy=False)
+
+
+def test_torch_tensors_with_lazy_bits_in_a_list_read_their_values():
+    neg, z = torch._neg_view(torch.tensor(1.)), torch.tensor(1 + 2j)
+    for data in ([neg, 2.], [2, neg], [z.conj(), 2]):
+        _same(ember.tensor(data), torch.tensor(data))
+
+
+@pytest.mark.parametrize("data", [[2**63 - 1, 1.0], [-2**63, 1.0], [[2**63 - 1, 1.0], [3, 4.5]]])
+def test_int64_data_at_the_ends_of_int64_with_floats_fits_as_torch(data):
+    # (the range was checked on NumPy's float64 reading: 2**63 - 1 is 2.0**63 there)
+    _same(ember.tensor(data, dtype=ember.int64), torch.tensor(data, dtype=torch.int64))
+
+
+def test_int64_data_past_int64_with_floats_is_still_refused():
+    with pytest.raises(ember.errors.ValueOverflow):
+        ember.tensor([2**64, 1.0], dtype=ember.int64)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: [torch.tensor(1.5, dtype=torch.bfloat16), 2],
+    lambda: [[torch.tensor(1.5, dtype=torch.bfloat16)], [3]],
+    lambda: [torch.tensor(1., dtype=torch.float64), 1],
+    lambda: [1, torch.tensor(1., dtype=torch.float64)],
+    lambda: [torch.tensor(1, dtype=torch.int32), torch.tensor(2, dtype=torch.int32)],
+    lambda: [torch.tensor(1, dtype=torch.int16), 2.5],
+])
+def test_a_list_of_torch_0d_tensors_promotes_as_torch(make):
+    # (bfloat16 raised 'unsupported ScalarType BFloat16'; a float64 one read as float32)
+    _same(ember.tensor(make()), torch.tensor(make()))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.arange(3.).expand(2, 3),
+    lambda: torch.arange(4.).reshape(1, 4, 1).expand(2, 4, 3),
+    lambda: torch.arange(24.).reshape(2, 3, 4).permute(2, 0, 1),
+    lambda: torch.arange(3., dtype=torch.bfloat16).expand(2, 3),
+    lambda: torch.arange(3., requires_grad=True).expand(2, 3),
+])
+def test_a_copied_torch_tensor_keeps_torchs_layout(make):
+    # (an expanded row was copied (1, 2)-strided by NumPy's "K" order; torch's is (3, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = torch.tensor(make())
+    out = ember.tensor(make())
+    assert out.stride() == ref.stride()
+    _same(out, ref.detach())

@@ -35,6 +35,7 @@ from ember.ops.dlpack import from_dlpack
 from ember.ops.fits import check_fits, check_number_int
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.spaced import spaced_dtype, unfused_spaced
+from ember.ops.tensor_data import resolved
 from ember.tensor import Tensor
 
 __all__ = ["asarray", "frombuffer", "empty_strided", "empty_permuted", "scalar_tensor",
@@ -45,10 +46,12 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
             requires_grad: bool | None = None) -> Tensor:
     """``obj`` as a tensor: a tensor itself (kept in the graph), a NumPy array or another
     library's CPU tensor with DLPack (a ``torch.Tensor`` not requiring grad) shared when no
-    conversion is needed, unless ``copy=True``; ``copy=False`` refuses to copy. An object with
-    Python's buffer protocol (``bytearray``, ``array.array``) is its memory read as ``dtype``
-    (the default dtype unless given), shared as PyTorch shares it. Other data (lists, numbers)
-    is copied. ``requires_grad`` defaults to ``obj``'s, as in PyTorch 2.13.
+    conversion is needed, unless ``copy=True``; ``copy=False`` refuses to copy. A
+    ``torch.Tensor`` with its negative or conjugate bit set (``z.conj()``) is copied with them
+    applied, Ember having no such bits. An object with Python's buffer protocol
+    (``bytearray``, ``array.array``) is its memory read as ``dtype`` (the default dtype unless
+    given), shared as PyTorch shares it. Other data (lists, numbers) is copied.
+    ``requires_grad`` defaults to ``obj``'s, as in PyTorch 2.13.
 
     Example:
         >>> a = np.zeros(2)
@@ -60,6 +63,14 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     if isinstance(obj, np.ndarray) and (device is None or to_device(device).type == "cpu"):
         obj = from_numpy(obj)
     elif _shares_by_dlpack(obj):  # (a torch.Tensor: its memory, as torch.asarray shares it)
+        pending = resolved(obj)  # (a negative or conjugate bit: a copy, its values applied)
+        if pending is not obj:
+            if copy is False:
+                raise ArgumentError(f"asarray: can't alias a {type(obj).__module__}."
+                                    f"{type(obj).__qualname__} with its "
+                                    "negative or conjugate bit set: Ember has no such bits, "
+                                    "its values must be copied. Hint: allow a copy (copy=None)")
+            obj, copy = pending, None
         obj = from_dlpack(obj)
     if isinstance(obj, Tensor):
         dt = obj.dtype if dtype is None else dtypes.to_dtype(dtype)

@@ -59,11 +59,9 @@ from ember.ops.tensor_data import (
     exact_ints,
     exact_uint64,
     infer_dtype,
-    one_element_tensors_as_numbers,
     preserved_copy,
-    read_foreign,
+    read_data,
     read_objects,
-    read_sequence,
     unreadable,
 )
 from ember.size import Size
@@ -159,16 +157,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             return data.detach().to(dtype=dtype, copy=True).requires_grad_(requires_grad)
         array = data._data.copy() if data._data.flags.c_contiguous else preserved_copy(data._data)
     else:
-        if type(data) in (list, tuple):
-            data = one_element_tensors_as_numbers(data)
-        try:
-            array = preserved_copy(data) if type(data) is np.ndarray and not \
-                data.flags.c_contiguous else np.array(data)
-        except (ValueError, TypeError, RuntimeError) as exc:  # (a torch.Tensor needing grad)
-            if type(data) in (list, tuple):
-                array, data = read_sequence(data, exc)
-            else:
-                array = read_foreign(data, exc)
+        array, data = read_data(data)
         kind = array.dtype.kind
         if kind == "O" and not isinstance(data, np.ndarray):  # (Python data: a NumPy object
             array = read_objects(array, data, dtype)  # array is refused, as PyTorch refuses it)
@@ -182,10 +171,10 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         if kind == "c":
             check_real("tensor", array, target)
         if array.size and kind in "iuf" and target.category == dtypes.INT:
-            check_fits("tensor", array.min().item(), target)
-            check_fits("tensor", array.max().item(), target)
             if kind == "f" and target is dtypes.int64 and type(data) in (list, tuple):
                 array = exact_ints(data, array)  # (a float among ints: NumPy read float64)
+            check_fits("tensor", array.min().item(), target)
+            check_fits("tensor", array.max().item(), target)
         array = dtypes.cast_ready(np, array, target).astype(target.np, copy=False)
     if dtype is not None and array.dtype != dtypes.to_dtype(dtype).np:
         target = dtypes.to_dtype(dtype)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ArgumentTypeError, ShapeError, ValueOverflow
+from ember.errors import ArgumentTypeError, DTypeError, ShapeError, ValueOverflow
 from ember.layouts import is_dense, stride_order
 from ember.ops.fits import check_fits
 from ember.tensor import Tensor
@@ -68,7 +68,18 @@ def one_element_tensors_as_numbers(data: list | tuple, anywhere: bool = False) -
             return data
     return type(data)(
         np.asarray(v).reshape(()) if isinstance(v, Tensor) and v.ndim and v.numel() == 1 else
-        one_element_tensors_as_numbers(v, True) if type(v) in (list, tuple) else v for v in data)
+        one_element_tensors_as_numbers(v, True) if type(v) in (list, tuple) else
+        _foreign_as_array(v) for v in data)
+
+
+def _foreign_as_array(v: Any) -> Any:
+    """``v``, or a copy of it as a NumPy array (0-d when it holds one element, read as a
+    number) if it is another library's tensor: a ``torch.Tensor`` of bfloat16 NumPy can't
+    read, or one with its negative bit set (read through DLPack)."""
+    if isinstance(v, Tensor | np.ndarray | np.generic) or not hasattr(type(v), "__dlpack__"):
+        return v
+    array = read_foreign(v, None)
+    return array.reshape(()) if array.size == 1 else array
 
 
 def read_sequence(data: list | tuple, exc: Exception) -> tuple[np.ndarray, list | tuple]:
@@ -83,6 +94,29 @@ def read_sequence(data: list | tuple, exc: Exception) -> tuple[np.ndarray, list 
         if array is None:
             unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
         return array, data
+
+
+def read_data(data: Any) -> tuple[np.ndarray, Any]:
+    """A copy of ``data`` (anything but a tensor) as NumPy reads it, and ``data`` as read: a
+    sequence's one-element tensors as numbers, an array or a ``torch.Tensor`` (what its
+    ``__array__`` gives: a view of its memory) in its own layout, as PyTorch copies it
+    (:func:`preserved_copy`); data NumPy can't read as it is, through :func:`read_sequence`
+    or :func:`read_foreign`."""
+    kind = type(data)
+    if kind in (list, tuple):
+        data = one_element_tensors_as_numbers(data)
+        try:
+            return np.array(data), data
+        except (ValueError, TypeError, RuntimeError) as exc:
+            return read_sequence(data, exc)
+    try:
+        if kind is np.ndarray:
+            return data.copy() if data.flags.c_contiguous else preserved_copy(data), data
+        if kind in _SCALARS or isinstance(data, np.generic) or not hasattr(kind, "__array__"):
+            return np.array(data), data  # (numbers, buffers)
+        return preserved_copy(np.asarray(data)), data
+    except (ValueError, TypeError, RuntimeError) as exc:  # (a torch.Tensor needing grad)
+        return read_foreign(data, exc), data
 
 
 def _leaves(data: list | tuple) -> Any:
@@ -124,24 +158,40 @@ def read_promoted(data: list | tuple, array: np.ndarray | None) -> np.ndarray | 
 def exact_ints(data: list | tuple, array: np.ndarray) -> np.ndarray:
     """int64 data NumPy read as float64 (``array``: a float among the ints) read again value
     by value, each truncated on its own, as PyTorch reads it: ``[2**62 + 1, 1.0]`` keeps its
-    last digit (float64 has 53 bits)."""
-    if not array.size or np.abs(array).max() < 2 ** 53:
+    last digit (float64 has 53 bits), ``[2**63 - 1, 1.0]`` fits (as float64 it would not);
+    ``array`` when some value is no int64 (for the caller's range check to name)."""
+    if not array.size or np.abs(array).max() < 2 ** 53 or not np.isfinite(array).all():
         return array
     values = np.array(data, dtype=object)
-    return np.array([int(v) for v in values.flat], dtype=np.int64).reshape(values.shape)
+    try:
+        return np.array([int(v) for v in values.flat], dtype=np.int64).reshape(values.shape)
+    except OverflowError:
+        return array
 
 
-def read_foreign(data: Any, exc: Exception) -> np.ndarray:
-    """A copy of an array or tensor NumPy could not read (raising ``exc``) but DLPack can: a
-    ``torch.Tensor`` of bfloat16, or one requiring grad (detached, as ``torch.tensor`` copies
-    it); else ``tensor``'s error."""
+def read_foreign(data: Any, exc: Exception | None) -> np.ndarray:
+    """A copy of an array or tensor NumPy could not read (raising ``exc``) but DLPack can, in
+    its own layout: a ``torch.Tensor`` of bfloat16, one requiring grad (detached, as
+    ``torch.tensor`` copies it), or one with its negative or conjugate bit set (resolved:
+    DLPack would drop the sign); else ``tensor``'s error."""
     if not hasattr(data, "__dlpack__"):
         unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
     from ember.ops.dlpack import from_dlpack  # (it imports the constructors)
 
     if getattr(data, "requires_grad", False) and hasattr(data, "detach"):
         data = data.detach()
-    return np.array(from_dlpack(data).cpu().numpy())
+    return preserved_copy(from_dlpack(resolved(data)).cpu().numpy())
+
+
+def resolved(obj: Any) -> Any:
+    """``obj`` with the negation or conjugation a ``torch.Tensor`` keeps pending applied (its
+    negative or conjugate bit: ``z.conj().imag`` has the first), a new tensor; ``obj`` itself
+    when none is pending. Its memory holds the values before them, and DLPack drops the
+    negative bit (refusing the conjugate one)."""
+    if isinstance(obj, Tensor) or not callable(getattr(obj, "is_neg", None)) or \
+            not (obj.is_neg() or obj.is_conj()):
+        return obj
+    return obj.resolve_conj().resolve_neg()
 
 
 def unreadable(data: Any, problem: str) -> NoReturn:
@@ -158,8 +208,11 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
     """PyTorch's inference: Python floats give the default dtype, NumPy (and any array or
     tensor NumPy reads, a ``torch.Tensor``) keeps its own; a buffer (``bytearray``,
     ``array.array``) reads as a sequence of Python numbers."""
-    if isinstance(data, np.ndarray | np.generic) or _numpy_agrees(array.dtype, data) or \
-            hasattr(type(data), "__array__") or hasattr(type(data), "__dlpack__"):
+    if type(data) in (list, tuple):  # (the common case: no attribute lookups)
+        if _numpy_agrees(array.dtype, data):
+            return dtypes.from_numpy(array.dtype)
+    elif isinstance(data, np.ndarray | np.generic) or hasattr(type(data), "__array__") or \
+            hasattr(type(data), "__dlpack__"):
         return dtypes.from_numpy(array.dtype)
     if isinstance(data, list | tuple) and array.dtype.kind in "fc":
         if _python_reals(array, data):  # (the common case: no walk)
@@ -181,6 +234,7 @@ def infer_dtype(array: np.ndarray, data: Any) -> DType:
 
 
 _REALS = {float, int, bool}
+_SCALARS = frozenset((float, int, bool, complex))
 
 
 def _python_reals(array: np.ndarray, data: list | tuple) -> bool:
@@ -242,9 +296,17 @@ def sequence_dtype(data: list | tuple) -> DType:
 
 
 def _dtype_of(x: Any, default: DType) -> DType:
+    """``x``'s dtype: Ember's, NumPy's, or another library's by its name (a ``torch.Tensor``'s
+    ``torch.float64``); ``default`` when it has none Ember knows."""
     dtype = getattr(x, "dtype", None)
-    return dtype if isinstance(dtype, DType) else \
-        dtypes.from_numpy(dtype) if isinstance(dtype, np.dtype) else default
+    if isinstance(dtype, DType):
+        return dtype
+    if isinstance(dtype, np.dtype):
+        return dtypes.from_numpy(dtype)
+    try:
+        return default if dtype is None else dtypes.to_dtype(str(dtype))
+    except DTypeError:
+        return default
 
 
 def exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
