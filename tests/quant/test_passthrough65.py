@@ -17,7 +17,10 @@ LAYERS = ["AvgPool2d(3, 2, 1)", "AvgPool2d(2, ceil_mode=True, count_include_pad=
           "AvgPool2d(3, 1, 1, divisor_override=5)", "Hardtanh(-0.3, 0.7)", "Threshold(0.2, -0.5)",
           "Upsample(scale_factor=2)", "Upsample(size=(7, 5))",
           "Upsample(scale_factor=1.7, mode='nearest-exact')",
-          "UpsamplingNearest2d(scale_factor=3)"]
+          "UpsamplingNearest2d(scale_factor=3)",
+          # (the twin ignored recompute_scale_factor: mend65e)
+          "Upsample(scale_factor=1.6, recompute_scale_factor=True)",
+          "Upsample(scale_factor=(1.6, 2.3), mode='nearest-exact', recompute_scale_factor=True)"]
 
 
 def _model(nn, q, layer: str, channels: int):
@@ -69,6 +72,39 @@ def test_quantized_bilinear_as_torch_nchw_kernel(dtype, zero_point, align_corner
     # the other way, about 1 integer in 50,000)
     assert ei.shape == ti.shape and np.abs(ei - ti).max() <= 1
     assert (ei != ti).sum() <= 2
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear"])
+def test_converted_upsample_recomputes_the_scale_factor_as_torch(mode):
+    # (the twin resized by the factor 1.6, not by 9 / 5: [0,0,1,1,2,...] for torch's
+    # [0,0,1,2,2,...]: mend65e; the input straight from a QuantStub, NCHW, so bilinear is exact)
+    x = np.arange(60, dtype=np.float32).reshape(1, 2, 5, 6) / 10
+    out = []
+    for lib, q in ((ember, eq), (torch, tq)):
+        up = lib.nn.Upsample(scale_factor=1.6, mode=mode, recompute_scale_factor=True)
+        m = _convert(lib.nn.Sequential(q.QuantStub(), up), q, lib.tensor(x))
+        out.append(m(lib.tensor(x)).int_repr().numpy())
+    np.testing.assert_array_equal(*out)
+    assert out[0].shape == (1, 2, 8, 9)
+
+
+@pytest.mark.parametrize("mode,align_corners", [("nearest", None), ("nearest-exact", None),
+                                                ("bilinear", False), ("bilinear", True)])
+@pytest.mark.parametrize("resize", [{"size": (12, 14)}, {"scale_factor": 1}])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_quantized_interpolate_lays_out_as_torch(mode, align_corners, resize, channels_last):
+    # (bilinear gave strides (8, 1, 16, 192) for (2, 8, 12, 14), nearest C order of a
+    # channels-last input; torch keeps the input's suggested format: mend65e)
+    x = np.random.default_rng(0).standard_normal((2, 8, 6, 7)).astype(np.float32)
+    out = []
+    for lib, interpolate in ((ember, qF.interpolate),
+                             (torch, torch.nn.functional.interpolate)):
+        t = lib.tensor(x)
+        t = t.contiguous(memory_format=lib.channels_last) if channels_last else t
+        q = lib.quantize_per_tensor(t, 0.05, 3, lib.quint8)
+        out.append(interpolate(q, mode=mode, align_corners=align_corners, **resize))
+    assert tuple(out[0].stride()) == out[1].stride()
+    np.testing.assert_array_equal(out[0].int_repr().numpy(), out[1].int_repr().numpy())
 
 
 def test_converted_bilinear_upsample_and_its_refusals():

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import ember
+from ember.errors import ShapeError
 from tests.quant.helpers import TORCH_NAMES
 
 X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32) * 3
@@ -221,15 +222,28 @@ def test_T_of_a_quantized_non_matrix_warns_at_the_callers_line(shape):
 
 @pytest.mark.parametrize("view", [lambda q: q.permute(0, 2, 3, 1), lambda q: q.transpose(0, 2),
                                   lambda q: q.permute(3, 2, 1, 0), lambda q: q[0].transpose(0, 1),
-                                  lambda q: q.permute(0, 2, 3, 1).permute(0, 3, 1, 2)])
-@pytest.mark.parametrize("memory_format", [None, "preserve_format", "contiguous_format"])
-def test_clone_lays_out_as_torch_quantized_clone(view, memory_format):
-    # (PyTorch's quantized clone keeps only channels-last strides; ember kept any: sweep65c)
+                                  lambda q: q.permute(0, 2, 3, 1).permute(0, 3, 1, 2),
+                                  lambda q: q[:, :2], lambda q: q])
+@pytest.mark.parametrize("memory_format", [None, "preserve_format", "contiguous_format",
+                                           "channels_last"])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_clone_lays_out_as_torch_quantized_clone(view, memory_format, channels_last):
+    # (PyTorch's quantized clone keeps only channels-last strides; ember kept any: sweep65c;
+    # with no memory_format it copies in C order, even channels-last: ember kept those, mend65e)
     x = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5) / 10
-    e = view(ember.quantize_per_tensor(ember.tensor(x), 0.1, 3, ember.quint8))
-    t = view(torch.quantize_per_tensor(torch.tensor(x), 0.1, 3, torch.quint8))
+    kept = {"memory_format": ember.channels_last} if channels_last else {}
+    tkept = {"memory_format": torch.channels_last} if channels_last else {}
+    e = view(ember.quantize_per_tensor(ember.tensor(x).contiguous(**kept), 0.1, 3, ember.quint8))
+    t = view(torch.quantize_per_tensor(torch.tensor(x).contiguous(**tkept), 0.1, 3,
+                                       torch.quint8))
     kw = {} if memory_format is None else {"memory_format": getattr(ember, memory_format)}
     tkw = {} if memory_format is None else {"memory_format": getattr(torch, memory_format)}
+    if e.ndim != 4 and memory_format == "channels_last":
+        with pytest.raises(ShapeError, match="channels_last needs a 4-d"):
+            e.clone(**kw)
+        with pytest.raises(RuntimeError, match="rank 4"):
+            t.clone(**tkw)
+        return
     ec, tc = e.clone(**kw), t.clone(**tkw)
     assert tuple(ec.stride()) == tc.stride()
     np.testing.assert_array_equal(ec.int_repr().numpy(), tc.int_repr().numpy())

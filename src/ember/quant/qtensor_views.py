@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ember.errors import ArgumentError, IndexOutOfRange, ShapeError
-from ember.layouts import preserve_format
+from ember.layouts import contiguous_format, preserve_format
 from ember.ops.dims import normalize_dim
 from ember.ops.transposes import reversed_for_t
 from ember.quant.qtypes import per_channel_affine_float_qparams
@@ -62,13 +62,15 @@ class QuantizedViews:
         return type(self)(int_repr, self.dtype, self._scale, self._zero_point, axis)
 
     def clone(self, *, memory_format: Any = None) -> QuantizedTensor:
-        """A copy of the integers, as PyTorch's quantized ``clone``: by default (or
-        ``preserve_format``) in the suggested format (channels-last where so ordered, else
-        C order: not other strides, which an ordinary tensor's ``clone`` keeps); another
-        ``memory_format`` as an ordinary tensor's ``clone``."""
-        if memory_format is None or memory_format is preserve_format:
+        """A copy of the integers, as PyTorch's quantized ``clone``: by default in C order
+        (unlike an ordinary tensor's ``clone``); with ``preserve_format`` in the suggested
+        format (channels-last where so ordered, else C order: not other strides, which an
+        ordinary tensor's ``clone`` keeps); another ``memory_format`` as an ordinary
+        tensor's ``clone``."""
+        if memory_format is preserve_format:
             return self._like(self.int_repr(), self._axis)
-        return self._like(self._int.clone(memory_format=memory_format), self._axis)
+        fmt = contiguous_format if memory_format is None else memory_format
+        return self._like(self._int.clone(memory_format=fmt), self._axis)
 
     def detach(self) -> QuantizedTensor:
         return self._like(self._int, self._axis)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import ArgumentError, DTypeError, ShapeError
+from ember.layouts import suggested_format
 from ember.ops.creation import from_numpy
 from ember.ops.interpolate import _linear_taps, _nearest_index, _sizes
 from ember.quant import elementwise, kernels
@@ -281,7 +282,14 @@ def interpolate(input: QuantizedTensor, size: Any = None, scale_factor: Any = No
     else:
         for axis, (s, o, f) in enumerate(zip(q.shape[2:], out, scales, strict=True)):
             q = np.take(q, _nearest_index(s, o, f, mode == "nearest-exact"), axis=axis + 2)
-    return QuantizedTensor(from_numpy(q), x.dtype, x._scale, x._zero_point)
+    return _resized(q, x)
+
+
+def _resized(ints: np.ndarray, x: QuantizedTensor) -> QuantizedTensor:
+    """The resized integers of ``x``, laid out as PyTorch's: in ``x``'s suggested format."""
+    fmt = suggested_format(x._int._data)
+    return QuantizedTensor(from_numpy(ints).contiguous(memory_format=fmt), x.dtype, x._scale,
+                           x._zero_point)
 
 
 def _bilinear(x: QuantizedTensor, size: Any, scale_factor: Any,
@@ -307,8 +315,7 @@ def _bilinear(x: QuantizedTensor, size: Any, scale_factor: Any,
     total = h0 * (w0 * upper[0] + w1 * upper[1]) + h1 * (w0 * lower[0] + w1 * lower[1])
     zero_point = np.float32(x._zero_point)
     ints = np.rint((total - zero_point) + zero_point)
-    ints = np.clip(ints, x.dtype.min, x.dtype.max).astype(q.dtype)
-    return QuantizedTensor(from_numpy(ints), x.dtype, x._scale, x._zero_point)
+    return _resized(np.clip(ints, x.dtype.min, x.dtype.max).astype(q.dtype), x)
 
 
 def upsample(input: QuantizedTensor, size: Any = None, scale_factor: Any = None,

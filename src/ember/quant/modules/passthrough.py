@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ember import nn
 from ember.nn.module import Module
+from ember.ops.interpolate import _sizes
 from ember.quant.modules import functional as qF
 from ember.quant.qtensor import QuantizedTensor
 from ember.tensor import Tensor
@@ -67,8 +68,10 @@ class Upsample(nn.Upsample):
     def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
         if isinstance(input, Tensor):
             return super().forward(input)
-        return qF.interpolate(input, self.size, self.scale_factor, self.mode,
-                              self.align_corners)
+        size, scale_factor = self.size, self.scale_factor
+        if self.recompute_scale_factor:  # (as the float path: the sizes, not the factors)
+            size, scale_factor = _sizes(input, size, scale_factor, True)[0], None
+        return qF.interpolate(input, size, scale_factor, self.mode, self.align_corners)
 
     @classmethod
     def from_float(cls, mod: Module) -> Upsample:
