@@ -611,3 +611,15 @@ def test_singular_value_norms_of_half_matrices_name_matrix_norm_as_torch(ord, dt
     raises_like_torch(lambda lib: lib.linalg.matrix_norm(lib.ones(3, 3, dtype=getattr(lib, dtype)),
                                                          ord),
                       ember.DTypeError, r"^linalg\.matrix_norm: expected a float32 or float64")
+
+
+def test_matrix_power_of_one_is_a_copy_as_torch():
+    # (review65g: n=1 handed A itself back, so a write into the result changed A)
+    a = ember.ones(2, 2, requires_grad=True)
+    r = ember.linalg.matrix_power(a, 1)
+    assert r is not a and r.grad_fn is not None
+    e = ember.ones(2, 2)
+    ember.linalg.matrix_power(e, 1).add_(1)
+    assert e.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    r.sum().backward()
+    assert a.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]

@@ -497,6 +497,8 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     if n == 0:  # the identity, in the graph with a zero gradient, as PyTorch's
         identity = expand(eye(A.shape[-1], dtype=A.dtype, device=A.device), A.shape)
         return zero_grad_from(A, identity.clone())
+    if n == 1:  # a copy, as PyTorch's (the loop would hand A itself back: writes aliased)
+        return A.clone()
     if n < 0:
         check_matrix(op, A, complex_ok=True)
         A, n = inv(A), -n
