@@ -270,3 +270,17 @@ def test_a_copied_torch_tensor_keeps_torchs_layout(make):
     out = ember.tensor(make())
     assert out.stride() == ref.stride()
     _same(out, ref.detach())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: [torch.tensor([1.]), torch.tensor([2.])],
+    lambda: [[torch.tensor([[1]])], [torch.tensor([2])]],
+    lambda: [torch.tensor([1.], dtype=torch.bfloat16), torch.tensor([2.])],
+    lambda: [torch._neg_view(torch.tensor([1.])), 2.],
+    lambda: [torch.tensor(1.), torch.tensor(2.)],
+])
+def test_one_element_torch_tensors_in_a_list_read_as_numbers(make):
+    # (NumPy stacked them: [t([1.]), t([2.])] was of shape (2, 1), torch's (2,))
+    out, ref = ember.tensor(make()), torch.tensor(make())
+    assert tuple(out.shape) == tuple(ref.shape)
+    _same(out, ref)

@@ -57,14 +57,15 @@ def one_element_tensors_as_numbers(data: list | tuple, anywhere: bool = False) -
     """``data`` with its one-element tensors of one or more dims as 0-d arrays: PyTorch reads
     a tensor in a sequence as a number (``[t([1.]), t([2.])]`` is of shape (2,), not (2, 1));
     Ember stacks the larger ones, which PyTorch refuses. Only when ``data``'s first leaf is a
-    tensor, or ``anywhere`` (NumPy could not read ``data``: ``[1, t([2.])]``), so that lists of
-    numbers cost nothing more. Each value is read as ``np.array(data)`` would read it, with
-    no op call."""
+    tensor (Ember's or another library's), or ``anywhere`` (NumPy could not read ``data``:
+    ``[1, t([2.])]``), so that lists of numbers cost nothing more. Each value is read as
+    ``np.array(data)`` would read it, with no op call."""
     if not anywhere:
         leaf = data
         while type(leaf) in (list, tuple) and leaf:
             leaf = leaf[0]
-        if not isinstance(leaf, Tensor):
+        if type(leaf) in _SCALARS or isinstance(leaf, np.generic) or \
+                not isinstance(leaf, Tensor) and not _foreign(leaf):
             return data
     return type(data)(
         np.asarray(v).reshape(()) if isinstance(v, Tensor) and v.ndim and v.numel() == 1 else
@@ -73,13 +74,21 @@ def one_element_tensors_as_numbers(data: list | tuple, anywhere: bool = False) -
 
 
 def _foreign_as_array(v: Any) -> Any:
-    """``v``, or a copy of it as a NumPy array (0-d when it holds one element, read as a
-    number) if it is another library's tensor: a ``torch.Tensor`` of bfloat16 NumPy can't
-    read, or one with its negative bit set (read through DLPack)."""
-    if isinstance(v, Tensor | np.ndarray | np.generic) or not hasattr(type(v), "__dlpack__"):
+    """``v``, or as a NumPy array (0-d when it holds one element, read as a number, as
+    PyTorch reads it) if it is another library's tensor: a ``torch.Tensor``, a copy through
+    DLPack where NumPy can't read it (bfloat16, a negative bit)."""
+    if not _foreign(v):
         return v
-    array = read_foreign(v, None)
+    try:
+        array = np.asarray(v)
+    except (ValueError, TypeError, RuntimeError):
+        array = read_foreign(v, None)
     return array.reshape(()) if array.size == 1 else array
+
+
+def _foreign(v: Any) -> bool:
+    """Whether ``v`` is another library's tensor (with DLPack, not a NumPy array)."""
+    return not isinstance(v, Tensor | np.ndarray | np.generic) and hasattr(type(v), "__dlpack__")
 
 
 def read_sequence(data: list | tuple, exc: Exception) -> tuple[np.ndarray, list | tuple]:
