@@ -2,8 +2,10 @@
 same computation done per sequence on dense tensors."""
 
 import copy as copy_module
+import gc
 import io
 import pickle
+import weakref
 
 import numpy as np
 import pytest
@@ -329,3 +331,37 @@ def test_seqlen_hints_keep_the_ragged_size_of_the_offsets():
     assert_close(a.transpose(1, 2) @ b, ta.transpose(1, 2) @ tb)
     assert_close(b.transpose(1, 2) @ a, tb.transpose(1, 2) @ ta)
     assert b.to_padded_tensor(0.0).shape == (2, 7, 2)  # (each keeps its own hint)
+
+
+def test_the_ragged_size_lives_as_long_as_the_offsets_and_hints_stay_per_tensor():
+    # the j of an offsets tensor outlives the hinted nested tensor that made it last (a tensor
+    # built after one with a hint was gc'd got a new j: "different ragged structures"), and a
+    # tensor built with no hint pads to its longest row, not to an earlier tensor's hint
+    data = np.sin(np.arange(24.0)).reshape(6, 4)
+    off, toff = ember.tensor([0, 1, 3, 6]), torch.tensor([0, 1, 3, 6])
+
+    def jagged(lib, o, **hints):
+        return lib.nested.nested_tensor_from_jagged(lib.tensor(data), o, **hints)
+
+    a, ta = jagged(ember, off), jagged(torch, toff)
+    b, tb = jagged(ember, off, max_seqlen=10), jagged(torch, toff, max_seqlen=10)
+    a2 = jagged(ember, off)
+    assert a2.to_padded_tensor(0.0).shape == (3, 3, 4)  # (was (3, 10, 4), b's hint)
+    assert b.to_padded_tensor(0.0).shape == tb.to_padded_tensor(0.0).shape == (3, 10, 4)
+    assert (b + a).to_padded_tensor(0.0).shape == (tb + ta).to_padded_tensor(0.0).shape
+    assert_close(ember.where(b > 0, a, b), torch.where(tb > 0, ta, tb))
+    assert_close(ember.cat([a, b], -1), torch.cat([ta, tb], -1))
+    assert_close(b @ ember.ones(4, 2, dtype=ember.float64), tb @ torch.ones(4, 2).double())
+    q, k = a.unflatten(-1, (2, 2)).transpose(1, 2), b.unflatten(-1, (2, 2)).transpose(1, 2)
+    tq, tk = ta.unflatten(-1, (2, 2)).transpose(1, 2), tb.unflatten(-1, (2, 2)).transpose(1, 2)
+    assert_close(F.scaled_dot_product_attention(q, k, k).transpose(1, 2),
+                 TF.scaled_dot_product_attention(tq, tk, tk).transpose(1, 2))
+    del b, tb, a2, k, tk
+    gc.collect()
+    c, tc = jagged(ember, off, min_seqlen=1), jagged(torch, toff, min_seqlen=1)
+    assert c.shape[1] is a.shape[1]
+    assert_close(a + c, ta + tc)
+    freed = weakref.ref(off)
+    del a, c, q, off
+    gc.collect()
+    assert freed() is None  # (the registry keeps no offsets alive)

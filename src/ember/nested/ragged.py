@@ -135,20 +135,30 @@ class Ragged:
                                                  lambda: self._slots(length)))
 
 
-_BY_OFFSETS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(offsets) ->
+_DIMS: dict[int, tuple[weakref.ref, RaggedDim]] = {}  # id(offsets) -> (offsets, its j)
+_RAGGED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id, hints) -> Ragged
+
+
+def _dim_of(offsets: Tensor) -> RaggedDim:
+    """The one ragged size of ``offsets``, for as long as that tensor lives."""
+    key = id(offsets)
+    entry = _DIMS.get(key)
+    if entry is None or entry[0]() is not offsets:
+        def forget(ref: weakref.ref) -> None:
+            if _DIMS.get(key, (None,))[0] is ref:
+                del _DIMS[key]
+        entry = _DIMS[key] = (weakref.ref(offsets, forget), RaggedDim())
+    return entry[1]
 
 
 def ragged_for(offsets: Tensor, min_seqlen: int | None = None,
                max_seqlen: int | None = None) -> Ragged:
-    """The structure of ``offsets``: the same one (the same ``j``) for the same offsets
-    tensor while a nested tensor uses it, as PyTorch gives nested tensors built on one offsets
-    tensor one ragged size; given other seqlens (hints of padding), a new structure of the
-    same ``j``, which combines with the others as in PyTorch."""
-    ragged = _BY_OFFSETS.get(id(offsets))
-    if ragged is not None and ragged.offsets is not offsets:
-        ragged = None
-    if ragged is None or min_seqlen not in (None, ragged.min_seqlen) or max_seqlen not in (
-            None, ragged.max_seqlen):
-        ragged = Ragged(offsets, min_seqlen, max_seqlen, None if ragged is None else ragged.dim)
-        _BY_OFFSETS[id(offsets)] = ragged
+    """The structure of ``offsets`` with these seqlen hints (when left out, the shortest and
+    longest lengths): one ragged size ``j`` for every nested tensor built on one offsets tensor
+    while it lives, whatever hints each got, so they combine as in PyTorch; each keeps its own
+    hints (how far ``to_padded_tensor`` pads)."""
+    key = (id(offsets), min_seqlen, max_seqlen)
+    ragged = _RAGGED.get(key)
+    if ragged is None or ragged.offsets is not offsets:
+        ragged = _RAGGED[key] = Ragged(offsets, min_seqlen, max_seqlen, _dim_of(offsets))
     return ragged
