@@ -129,3 +129,21 @@ def test_converted_fixed_range_activation_prints_as_torch(layer):
     t = _convert(torch.nn.Sequential(tq.QuantStub(), getattr(torch.nn, layer)(),
                                      tq.DeQuantStub()), tq, torch.tensor(x))
     assert repr(e[1]) == repr(t[1]) == f"{layer}()"
+
+
+@pytest.mark.parametrize("layer", ["ReLU6(inplace=True)", "ReLU6()", "ReLU(inplace=True)",
+                                   "ReLU()", "Hardtanh(-0.5, 2.0, inplace=True)",
+                                   "Hardtanh(-0.5, 2.0)"])
+def test_converted_inplace_activation_prints_and_writes_as_torch(layer):
+    # (QuantizedReLU6() and ReLU() printed without inplace=True, and with it ReLU6, ReLU and
+    # Hardtanh left their quantized input be; torch's write it and return it: mend65e)
+    x = np.linspace(-3, 8, 12, dtype=np.float32).reshape(1, 3, 2, 2)
+    got = []
+    for lib, q in ((ember, eq), (torch, tq)):
+        m = _convert(lib.nn.Sequential(q.QuantStub(), eval("lib.nn." + layer, {"lib": lib})),
+                     q, lib.tensor(x))
+        qx = lib.quantize_per_tensor(lib.tensor(x), 0.05, 60, lib.quint8)
+        out = m[1](qx)
+        got.append((repr(m[1]), out is qx, qx.int_repr().numpy().tolist(),
+                    out.int_repr().numpy().tolist()))
+    assert got[0] == got[1]

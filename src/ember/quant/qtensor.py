@@ -220,6 +220,14 @@ class QuantizedTensor(QuantizedViews):
                 "again with this tensor's parameters")
         self._int[index] = value._int
 
+    def _with_integers(self, ints: np.ndarray, inplace: bool = False) -> QuantizedTensor:
+        """``ints`` at this tensor's scale and zero point (per tensor): written into it with
+        ``inplace`` (as PyTorch's in-place activations; itself returned), else a new tensor."""
+        if inplace:
+            self._int[...] = from_numpy(ints)
+            return self
+        return QuantizedTensor(from_numpy(ints), self.dtype, self._scale, self._zero_point)
+
     def fill_(self, value: Any) -> QuantizedTensor:
         """Every element set to ``value`` (a number or a one-element tensor, as a float
         tensor's ``fill_`` takes; a quantized one's real value) quantized with this tensor's

@@ -41,9 +41,8 @@ _F32 = np.float32
 
 class ReLU6(QuantizedName, Module):
     """ReLU6 of a quantized tensor (quint8, qint8 or qint32): its integers clamped to
-    ``[zero_point, q(6.0)]``, same scale and zero point (PyTorch's ``quantized::relu6``); a
-    float tensor gets the float
-    ReLU6.
+    ``[zero_point, q(6.0)]``, same scale and zero point (PyTorch's ``quantized::relu6``;
+    written into the input with ``inplace``); a float tensor gets the float ReLU6.
 
     Example:
         >>> x = ember.quantize_per_tensor(ember.tensor([-1.0, 2.0, 9.0]), 0.5, 4, ember.quint8)
@@ -63,11 +62,14 @@ class ReLU6(QuantizedName, Module):
         six = kernels.quantize(np.asarray(6.0, _F32), x._scale, x._zero_point, x.dtype.min,
                                x.dtype.max, ints.dtype)
         q = np.clip(ints, ints.dtype.type(x._zero_point), six)
-        return QuantizedTensor(from_numpy(q), x.dtype, x._scale, x._zero_point)
+        return x._with_integers(q, self.inplace)
 
     @classmethod
     def from_float(cls, mod: Module) -> ReLU6:
         return cls(mod.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class _ObservedActivation(QuantizedName, OutputQParams):

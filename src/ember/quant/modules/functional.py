@@ -200,16 +200,16 @@ def celu(input: QuantizedTensor, scale: float, zero_point: int,
                              np.float32(1) / np.float32(scale))
 
 
-def _clamp_integers(op: str, input: Any, low: float, high: float) -> QuantizedTensor:
+def _clamp_integers(op: str, input: Any, low: float, high: float,
+                    inplace: bool = False) -> QuantizedTensor:
     x = _quantized(op, input)
     if x._axis is not None or x.dtype not in (quint8, qint8):
         raise DTypeError(f"quantized.functional.{op}: expected a per-tensor ember.quint8 or "
                          f"ember.qint8 tensor, got {x.qscheme()!r} {x.dtype!r}")
     bounds = [kernels.quantize(np.asarray(v, np.float32), x._scale, x._zero_point, x.dtype.min,
                                x.dtype.max, x.dtype.storage.np) for v in (low, high)]
-    q = np.clip(x._int.numpy(), *bounds)
-    return QuantizedTensor(from_numpy(np.asarray(q, x.dtype.storage.np)), x.dtype, x._scale,
-                           x._zero_point)
+    return x._with_integers(np.asarray(np.clip(x._int.numpy(), *bounds), x.dtype.storage.np),
+                            inplace)
 
 
 def clamp(input: QuantizedTensor, min_: float, max_: float) -> QuantizedTensor:
@@ -226,8 +226,8 @@ def clamp(input: QuantizedTensor, min_: float, max_: float) -> QuantizedTensor:
 
 def hardtanh(input: QuantizedTensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> QuantizedTensor:
-    """``clamp(input, min_val, max_val)``. ``inplace`` is ignored: a new tensor is returned."""
-    return _clamp_integers("hardtanh", input, min_val, max_val)
+    """``clamp(input, min_val, max_val)``, written into ``input`` with ``inplace``."""
+    return _clamp_integers("hardtanh", input, min_val, max_val, inplace)
 
 
 def threshold(input: QuantizedTensor, threshold: float, value: float) -> QuantizedTensor:

@@ -17,7 +17,8 @@ __all__ = ["Hardtanh", "Threshold", "Upsample", "UpsamplingNearest2d", "Upsampli
 
 class Hardtanh(nn.Hardtanh):
     """The integers clamped to ``min_val`` and ``max_val`` quantized (:func:`hardtanh` of
-    ``ember.ao.nn.quantized.functional``), same scale and zero point.
+    ``ember.ao.nn.quantized.functional``; in place with ``inplace``), same scale and zero
+    point.
 
     Example:
         >>> x = ember.quantize_per_tensor(ember.tensor([-2.0, 0.5, 3.0]), 0.5, 8, ember.quint8)
@@ -28,7 +29,7 @@ class Hardtanh(nn.Hardtanh):
     def forward(self, input: QuantizedTensor | Tensor) -> QuantizedTensor | Tensor:
         if isinstance(input, Tensor):
             return super().forward(input)
-        return qF.hardtanh(input, self.min_val, self.max_val)
+        return qF.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     @classmethod
     def from_float(cls, mod: Module) -> Hardtanh:

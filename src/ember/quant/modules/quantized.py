@@ -16,7 +16,6 @@ from ember import nn
 from ember.backends import quantized as quantized_backend
 from ember.errors import ArgumentError, DTypeError, ShapeError
 from ember.jit import TraceError
-from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.ops.im2col import ntuple
@@ -548,22 +547,21 @@ class ConvReLU3d(Conv3d):
     relu = True
 
 
-class ReLU(Module):
+class ReLU(nn.ReLU):
     """ReLU of a quantized tensor: ``max(q, zero_point)``, same scale and zero point (what
-    PyTorch's ``nn.ReLU`` computes on a quantized tensor; Ember swaps the module). A float
-    tensor (after a ``DeQuantize``) gets the float ReLU."""
+    PyTorch's ``nn.ReLU`` computes on a quantized tensor, in place with ``inplace``; Ember
+    swaps the module). A float tensor (after a ``DeQuantize``) gets the float ReLU."""
 
     def forward(self, x: QuantizedTensor) -> QuantizedTensor:
         if isinstance(x, Tensor):  # (after the quantized region: a float ReLU)
-            return F.relu(x)
+            return super().forward(x)
         x = _quantized_input("relu", x, (quint8, qint8, qint32))
         floor = np.asarray(x._zero_point, dtype=x._int.numpy().dtype)
-        return QuantizedTensor(from_numpy(np.maximum(x._int.numpy(), floor)), x.dtype,
-                               x._scale, x._zero_point)
+        return x._with_integers(np.maximum(x._int.numpy(), floor), self.inplace)
 
     @classmethod
     def from_float(cls, mod: Module) -> ReLU:
-        return cls()
+        return cls(mod.inplace)
 
 
 class MaxPool2d(nn.MaxPool2d):
