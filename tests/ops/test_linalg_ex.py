@@ -247,10 +247,11 @@ def test_lstsq_reads_rcond_as_lapack(dtype, driver, rcond):
     assert_same(tuple(e), tuple(t), rtol=1e-5)
 
 
-@pytest.mark.parametrize("rcond", [1, 1.0, 0.5, 0.0, -1.0])
+@pytest.mark.parametrize("rcond", [1, 1.0, 0.25, 0.0, -1.0])
 def test_lstsq_gelsy_keeps_a_singular_value_at_the_cutoff_as_torch(rcond):
     # (rcond=1 on diag(2, 1, 0.5) cut every value: rank 0 and a zero solution; torch's
-    # gelsy keeps R's leading column, and a value equal to rcond times the largest)
+    # gelsy keeps R's leading column, and a value equal to rcond times the largest; not
+    # rcond=0.5, where torch 2.13 itself answers rank 1 or 2 from run to run)
     a, b = np.diag([2.0, 1.0, 0.5])[[2, 0, 1]], np.ones((3, 2))
     e = ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b), rcond)
     t = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), rcond)

@@ -167,8 +167,11 @@ def test_as_strided_refuses_a_bare_int_size_or_stride_as_torch(op):
     # (review65a: ac02b9cd's reading wrapped a bare int into a 1-tuple)
     for m in (torch, ember):
         x = m.arange(6.0)
-        with pytest.raises(TypeError, match="tuple of ints"):
-            x.as_strided(2, 1) if op == "as_strided" else m.as_strided_scatter(x, m.ones(2), 2, 1)
+        for size in (2, range(2), m.tensor([2]), m.tensor(2)):
+            with pytest.raises(TypeError, match="tuple"):
+                x.as_strided(size, (1,)) if op == "as_strided" else \
+                    m.as_strided_scatter(x, m.ones(2), size, (1,))
+        assert tuple(x.as_strided([2], [1]).shape) == (2,)
 
 
 @pytest.mark.parametrize("make", [lambda m: m.zeros(0, 4)[:, ::2], lambda m: m.zeros(2, 0).t(),

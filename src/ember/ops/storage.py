@@ -160,10 +160,10 @@ def strided_args(op: str, size: Any, stride: Any, storage_offset: Any
         ((2, 3), (3, 1), None)
     """
     for what, values in (("size", size), ("stride", stride)):
-        if not hasattr(values, "__len__") or isinstance(values, (str, bytes)):
-            raise ArgumentTypeError(f"{op}: {what} must be a tuple of ints, as PyTorch's, got "
-                                    f"{type(values).__name__} {values!r}. Hint: write "
-                                    f"({values!r},)")
+        if not isinstance(values, (tuple, list)):  # (ember.Size is a tuple)
+            raise ArgumentTypeError(f"{op}: {what} must be a tuple or list of ints, as "
+                                    f"PyTorch's, got {type(values).__name__}. Hint: pass "
+                                    "a tuple, e.g. (2, 3)")
     offset = None if storage_offset is None else \
         as_int(storage_offset, op, "storage_offset")
     return as_ints(size, op, "each size"), as_ints(stride, op, "each stride"), offset
