@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ember.dtypes import DType, float32, float64
 from ember.jit.ir import Eqn
 from ember.onnx.context import Context
-from ember.onnx.converters.elementwise import near_zero, sigmoid
+from ember.onnx.converters.elementwise import sigmoid
 from ember.onnx.converters.special import computed_in
 from ember.onnx.registry import converter
 
@@ -34,33 +36,37 @@ def hardtanh(ctx: Context, eqn: Eqn) -> str:
 @converter("elu", "elu_from_output")
 def elu(ctx: Context, eqn: Eqn) -> str:
     """``scale * x`` above 0, ``scale * alpha * expm1(input_scale * x)`` below (ELU, SELU and
-    CELU share the primitive), as eager: float16 and bfloat16 in float32, expm1 exact near 0
-    (ONNX's Elu is ``exp(x) - 1``: 0.14% off at x = -1e-5 in float32, 0 for -1e-30; its
-    alpha a float32 attribute), -0 and NaN kept."""
+    CELU share the primitive), as eager to a few ulps: float16 and bfloat16 in float32, -0 and
+    NaN kept. ``scale * relu(x) + below(-relu(-x))``, expm1 of the non-positive side as
+    ``2t / (1 - t)``, ``t = tanh(x / 2)``: no cancellation, -1 at -inf, and no Where (slow in
+    onnxruntime: 12 ms a million). ONNX's Elu is ``exp(x) - 1``: 0.14% off at x = -1e-5 in
+    float32, 0 for -1e-30; its alpha a float32 attribute."""
     dtype, p = eqn.outputs[0].dtype, eqn.params
     work = computed_in(dtype)
     x = ctx.cast(ctx.value(eqn.inputs[0]), dtype, work)
-    positive = ctx.node("Greater", [x, ctx.scalar(0, work)])
-    below = ctx.node("Where", [positive, ctx.scalar(0, work), x])
-    if p["input_scale"] != 1:
-        below = ctx.node("Mul", [below, ctx.scalar(p["input_scale"], work)])
-    below = ctx.node("Mul", [near_zero(ctx, below, work, "expm1"),
-                             ctx.scalar(p["alpha"] * p["scale"], work)])
-    above = x if p["scale"] == 1 else ctx.node("Mul", [x, ctx.scalar(p["scale"], work)])
-    return ctx.cast(ctx.node("Where", [positive, above, below]), work, dtype)
+    # (Relu keeps -0, Min(x, 0) makes it +0: -relu(-x) is -0 at -0 and +0 at +0)
+    t = ctx.node("Tanh", [ctx.node("Mul", [ctx.node("Relu", [ctx.node("Neg", [x])]),
+                                           ctx.scalar(-p["input_scale"] / 2, work)])])
+    below = ctx.node("Div", [ctx.node("Mul", [t, ctx.scalar(2 * p["alpha"] * p["scale"], work)]),
+                             ctx.node("Sub", [ctx.scalar(1, work), t])])
+    above = ctx.node("Relu", [x])
+    if p["scale"] != 1:
+        above = ctx.node("Mul", [above, ctx.scalar(p["scale"], work)])
+    return ctx.cast(ctx.node("Add", [above, below]), work, dtype)
 
 
 def log1p_exp(ctx: Context, s: str, dtype: DType) -> str:
-    """``log(1 + exp(s))`` as eager computes it: ``max(s, 0) + log1p(exp(-|s|))`` (no
-    overflow, exact where the result is near 0), float32 in float64 rounded once (ONNX's
-    Softplus overflows from ``s`` = 89 in float32 and has no float64 kernel in onnxruntime
-    but at opset 18)."""
-    work = float64 if dtype is float32 else dtype
-    w = ctx.cast(s, dtype, work)
-    small = ctx.node("Exp", [ctx.node("Neg", [ctx.node("Abs", [w])])])
-    out = ctx.node("Add", [ctx.node("Max", [w, ctx.scalar(0, work)]),
-                           near_zero(ctx, small, work, "log1p")])
-    return ctx.cast(out, work, dtype)
+    """``log(1 + exp(s))`` as eager to a few ulps, in ``dtype``: ``max(s, 0) + log1p(e)``,
+    ``e = exp(-|s|)`` (no overflow), log1p by ``log(u) - (u - 1 - e) / u``, ``u = 1 + e``
+    (the rounding of ``1 + e`` taken back: ``e`` itself where it is below the ulp of 1).
+    ONNX's Softplus overflows from ``s`` = 89 in float32 and has no float64 kernel in
+    onnxruntime but at opset 18."""
+    one = ctx.scalar(1, dtype)
+    e = ctx.node("Exp", [ctx.node("Neg", [ctx.node("Abs", [s])])])
+    u = ctx.node("Add", [e, one])
+    lost = ctx.node("Sub", [ctx.node("Sub", [u, one]), e])
+    log1p = ctx.node("Sub", [ctx.node("Log", [u]), ctx.node("Div", [lost, u])])
+    return ctx.node("Add", [ctx.node("Max", [s, ctx.scalar(0, dtype)]), log1p])
 
 
 @converter("softplus")
@@ -70,10 +76,14 @@ def softplus(ctx: Context, eqn: Eqn) -> str:
     dtype, p = eqn.outputs[0].dtype, eqn.params
     work = computed_in(dtype)
     x = ctx.cast(ctx.value(eqn.inputs[0]), dtype, work)
-    scaled = ctx.node("Mul", [x, ctx.scalar(p["beta"], work)])
-    soft = ctx.node("Div", [log1p_exp(ctx, scaled, work), ctx.scalar(p["beta"], work)])
-    if p["threshold"] != math.inf:
-        linear = ctx.node("Greater", [scaled, ctx.scalar(p["threshold"], work)])
+    scaled = x if p["beta"] == 1 else ctx.node("Mul", [x, ctx.scalar(p["beta"], work)])
+    soft = log1p_exp(ctx, scaled, work)
+    if p["beta"] != 1:
+        soft = ctx.node("Div", [soft, ctx.scalar(p["beta"], work)])
+    threshold = p["threshold"]  # (a no-op where log1p(exp(-threshold)) is below half an ulp)
+    if threshold != math.inf and (p["beta"] != 1 or threshold < 0 or math.exp(-threshold)
+                                  >= np.spacing(work.np.type(threshold)) / 2):
+        linear = ctx.node("Greater", [scaled, ctx.scalar(threshold, work)])
         soft = ctx.node("Where", [linear, x, soft])
     return ctx.cast(soft, work, dtype)
 
@@ -84,14 +94,15 @@ def shrink(ctx: Context, eqn: Eqn) -> str:
     hardshrink ``x`` where ``|x| > lambd``, 0 within, as eager: NaN stays NaN (ONNX's Shrink
     gives 0) and float64's ``lambd`` is exact (Shrink's is a float32 attribute)."""
     dtype, lambd = eqn.outputs[0].dtype, eqn.params["lambd"]
-    x = ctx.value(eqn.inputs[0])
+    work = computed_in(dtype)  # (onnxruntime has no bfloat16 Abs)
+    x = ctx.cast(ctx.value(eqn.inputs[0]), dtype, work)
     if eqn.prim.name == "hardshrink":
-        inside = ctx.node("LessOrEqual", [ctx.node("Abs", [x]), ctx.scalar(lambd, dtype)])
-        return ctx.node("Where", [inside, ctx.scalar(0, dtype), x])
-    work = computed_in(dtype)
-    x = ctx.cast(x, dtype, work)
-    clipped = ctx.node("Clip", [x, ctx.scalar(-lambd, work), ctx.scalar(lambd, work)])
-    return ctx.cast(ctx.node("Sub", [x, clipped]), work, dtype)
+        inside = ctx.node("LessOrEqual", [ctx.node("Abs", [x]), ctx.scalar(lambd, work)])
+        out = ctx.node("Where", [inside, ctx.scalar(0, work), x])
+    else:
+        clipped = ctx.node("Clip", [x, ctx.scalar(-lambd, work), ctx.scalar(lambd, work)])
+        out = ctx.node("Sub", [x, clipped])
+    return ctx.cast(out, work, dtype)
 
 
 @converter("silu")
@@ -104,14 +115,18 @@ def silu(ctx: Context, eqn: Eqn) -> str:
 def hard_activations(ctx: Context, eqn: Eqn) -> str:
     """``clip(x + 3, 0, 6) / 6`` (times ``x`` for hardswish), float16 and bfloat16 in float32,
     as PyTorch: ONNX's HardSigmoid, ``x / 6 + 0.5``, cancels near -3 (0.12% off at -2.9999 in
-    float32) and its 1/6 is a float32 attribute (8e-9 relative off in float64)."""
-    dtype = eqn.outputs[0].dtype
+    float32) and its 1/6 is a float32 attribute (8e-9 relative off in float64). float32 keeps
+    ONNX's ops, one node: 2e-8 (HardSigmoid) and 6e-8 (HardSwish) absolute off at most."""
+    dtype, name = eqn.outputs[0].dtype, eqn.prim.name
     work = computed_in(dtype)
     x = ctx.cast(ctx.value(eqn.inputs[0]), dtype, work)
+    if dtype is float32:
+        return ctx.node("HardSwish", [x]) if name == "hardswish" else \
+            ctx.node("HardSigmoid", [x], alpha=1 / 6, beta=0.5)
     clipped = ctx.node("Clip", [ctx.node("Add", [x, ctx.scalar(3, work)]),
                                 ctx.scalar(0, work), ctx.scalar(6, work)])
     y = ctx.node("Div", [clipped, ctx.scalar(6, work)])
-    if eqn.prim.name == "hardswish":
+    if name == "hardswish":
         y = ctx.node("Mul", [x, y])
     return ctx.cast(y, work, dtype)
 
