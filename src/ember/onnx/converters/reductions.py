@@ -10,6 +10,7 @@ import numpy as np
 from ember.dtypes import DType, bool_, float32, float64, int32, int64
 from ember.jit.ir import Eqn, Var
 from ember.onnx.context import Context, onnx_type
+from ember.onnx.converters.scans import filled, scan
 from ember.onnx.registry import converter
 
 _REDUCE = {"sum": "ReduceSum", "prod": "ReduceProd", "amax": "ReduceMax", "amin": "ReduceMin",
@@ -40,22 +41,20 @@ def reduce(ctx: Context, eqn: Eqn) -> str:
 
 
 def _integer_product(ctx: Context, src: Var, x: str, dtype: DType, dims: tuple,
-                     keep: int) -> str | None:
-    """An integer product of ``x`` (of ``dtype``) over ``dims`` by pairwise Mul (wrapping, as
-    eager): onnxruntime's ReduceProd multiplies integers in double (3**39 came out 11 off, an
-    overflow saturated). Each dimension halves in ⌈log₂ n⌉ steps (an odd length padded with
-    a 1), so its size must be static."""
+                     keep: int) -> str:
+    """An integer product of ``x`` (of ``dtype``) over ``dims``, exact and wrapping as eager
+    (onnxruntime's ReduceProd multiplies integers in double: 3**39 came out 11 off, an
+    overflow saturated): a static dimension halves by pairwise Mul in ⌈log₂ n⌉ steps (an odd
+    length padded with a 1), a dynamic one is a Scan of Mul."""
     rank = len(src.shape)
     axes = sorted({d % rank for d in dims})
-    dynamic = set(ctx.dynamic_dims(src)) & set(axes)
-    if dynamic:
-        return ctx.refuse(f"an integer prod over dimension {min(dynamic)}, which follows a "
-                          "dynamic axis: onnxruntime's ReduceProd multiplies integers in double "
-                          "(wrong past 2**53), and the exact form takes a number of steps set "
-                          "by the size. Hint: make that axis static, or take the prod in float64")
-    if not all(src.shape[d] for d in axes):  # (an empty product: 1, exact)
+    dynamic = set(ctx.dynamic_dims(src))
+    if not all(src.shape[d] for d in axes if d not in dynamic):  # (an empty product: 1)
         return ctx.reduce("ReduceProd", x, axes, keep)
     for d in axes:
+        if d in dynamic:
+            x = _scanned_product(ctx, x, dtype, d, rank)
+            continue
         n = src.shape[d]
         while n > 1:
             if n % 2:
@@ -67,6 +66,24 @@ def _integer_product(ctx: Context, src: Var, x: str, dtype: DType, dims: tuple,
                                          ctx.ints([2])]) for start in (0, 1)]
             x, n = ctx.node("Mul", halves), n // 2
     return x if keep else ctx.node("Squeeze", [x, ctx.ints(axes)])
+
+
+def _scanned_product(ctx: Context, x: str, dtype: DType, d: int, rank: int) -> str:
+    """The product of ``x`` along ``d`` (any length, so a dynamic one), kept as a dimension
+    of size 1: the last of the running products of a Scan of Mul over ``x`` with a 1 put in
+    front (an empty length gives 1)."""
+    pads = [0] * (2 * rank)
+    pads[d] = 1
+    x = ctx.node("Pad", [x, ctx.ints(pads), ctx.scalar(1, dtype)])
+    kind = onnx_type(dtype)
+
+    def step(states: list[str], a: str) -> list[str]:
+        product = ctx.node("Mul", [states[0], a])
+        return [product, product]
+
+    start = filled(ctx, x, d, 1, dtype)
+    running = scan(ctx, x, (kind, kind), [(start, kind)], d, False, step)
+    return ctx.node("Gather", [running, ctx.ints([-1])], axis=d)
 
 
 @converter("var", "std")

@@ -18,7 +18,7 @@ from ember.onnx.registry import converter
 _NARROW = ("bool", "int8", "uint8", "int16")  # (compared as int32: Greater takes none)
 
 
-def _scan(ctx: Context, x: str, types: tuple[int, int], states: list[tuple[str, int]],
+def scan(ctx: Context, x: str, types: tuple[int, int], states: list[tuple[str, int]],
           dim: int, reverse: bool, step: Callable[[list[str], str], list[str]]) -> str:
     """A Scan of ``x`` along ``dim`` from ``states`` (initial value, ONNX element type);
     ``step(states, slice)`` builds (into the body) the new states and then the one scanned
@@ -40,7 +40,7 @@ def _scan(ctx: Context, x: str, types: tuple[int, int], states: list[tuple[str, 
                for n, t in zip(made, [*kinds, types[1]], strict=True)]
     graph = helper.make_graph(body_nodes, ctx.fresh("scan_body"), inputs, outputs)
     direction = [int(reverse)]
-    scan = _branch(ctx, "scan", types[1], lambda: ctx.node(
+    scanned = _branch(ctx, "scan", types[1], lambda: ctx.node(
         "Scan", [init for init, _ in states] + [x], outputs=len(made), body=graph,
         num_scan_inputs=1, scan_input_axes=[dim], scan_output_axes=[dim],
         scan_input_directions=direction, scan_output_directions=direction)[-1])
@@ -49,7 +49,7 @@ def _scan(ctx: Context, x: str, types: tuple[int, int], states: list[tuple[str, 
         "ConstantOfShape", [ctx.node("Shape", [x])], value=zero))
     size = ctx.node("Size", [x])
     return ctx.node("If", [ctx.node("Equal", [size, ctx.scalar(0, int64)])],
-                    then_branch=empty, else_branch=scan)
+                    then_branch=empty, else_branch=scanned)
 
 
 def _captured(ctx: Context, build: Callable[[], object]) -> tuple[list, object]:
@@ -69,7 +69,7 @@ def _branch(ctx: Context, hint: str, kind: int, build: Callable[[], str]) -> obj
                              [helper.make_tensor_value_info(out, kind, None)])
 
 
-def _filled(ctx: Context, x: str, dim: int, value: float, dtype: DType) -> str:
+def filled(ctx: Context, x: str, dim: int, value: float, dtype: DType) -> str:
     """A Scan's state: ``value`` in the shape of ``x`` less ``dim`` (read off the shape, not
     off an element, so a length-0 scan has a state too)."""
     parts = [ctx.node("Shape", [x], end=dim)] if dim else []
@@ -104,10 +104,10 @@ def cum_extremum_indices(ctx: Context, eqn: Eqn) -> str:
         index = ctx.node("Where", [moves, t, index])
         return [best, index, ctx.node("Add", [t, ctx.scalar(1, int64)]), index]
 
-    start = _filled(ctx, x, dim, extreme(dtype, highest=eqn.prim.name == "cummin"), dtype)
-    states = [(start, onnx_type(dtype)), (_filled(ctx, x, dim, 0, int64), TensorProto.INT64),
+    start = filled(ctx, x, dim, extreme(dtype, highest=eqn.prim.name == "cummin"), dtype)
+    states = [(start, onnx_type(dtype)), (filled(ctx, x, dim, 0, int64), TensorProto.INT64),
               (ctx.scalar(0, int64), TensorProto.INT64)]
-    return _scan(ctx, x, (onnx_type(dtype), TensorProto.INT64), states, dim, False, step)
+    return scan(ctx, x, (onnx_type(dtype), TensorProto.INT64), states, dim, False, step)
 
 
 @converter("logcumsumexp")
@@ -131,7 +131,7 @@ def logcumsumexp(ctx: Context, eqn: Eqn) -> str | None:
         s = ctx.node("Where", [ctx.node("IsInf", [top]), top, ctx.node("Add", [top, tail])])
         return [s, s]
 
-    start = _filled(ctx, x, dim, -np.inf, float64)
-    out = _scan(ctx, x, (TensorProto.DOUBLE, TensorProto.DOUBLE),
+    start = filled(ctx, x, dim, -np.inf, float64)
+    out = scan(ctx, x, (TensorProto.DOUBLE, TensorProto.DOUBLE),
                 [(start, TensorProto.DOUBLE)], dim, p["reverse"], step)
     return ctx.cast(out, float64, src.dtype)
