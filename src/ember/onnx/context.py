@@ -149,7 +149,10 @@ class Context:
 
     def reduce(self, op: str, x: str, axes: Any, keepdims: int) -> str:
         """A ``Reduce*`` node over ``axes``: given as an input, or as an attribute where the
-        opset wants one (all but ReduceSum before opset 18)."""
+        opset wants one (all but ReduceSum before opset 18); no axes (a 0-d tensor's) reduce
+        all (an empty ``axes`` attribute fails ONNX's checker)."""
+        if not len(axes):
+            return self.node(op, [x], keepdims=keepdims)
         if op == "ReduceSum" or self.opset >= 18:
             return self.node(op, [x, self.ints(axes)], keepdims=keepdims)
         return self.node(op, [x], axes=list(axes), keepdims=keepdims)
