@@ -31,3 +31,12 @@ def test_tensor_exponent_matches_eager_and_torch(dtype):
 def test_number_exponent_matches_eager(dtype, exponent):
     base = ember.tensor(BASES).to(getattr(ember, dtype))
     check_export(lambda b: b ** exponent, base, dynamic_batch=True, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("exponent", [0, 1, 5])
+def test_number_exponent_has_no_unused_initializer(exponent):
+    """(A constant 1 was made for every number exponent and used only for x**0: onnxruntime
+    warned of the unused initializer in every session.)"""
+    proto = ember.onnx.to_model(lambda b: b ** exponent, (ember.tensor(BASES),))
+    read = {name for node in proto.graph.node for name in node.input}
+    assert [i.name for i in proto.graph.initializer if i.name not in read] == []

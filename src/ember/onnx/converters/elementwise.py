@@ -149,17 +149,18 @@ def integer_power(ctx: Context, base: str, exponent: str | int, dtype: DType) ->
     its dtype; where it is negative the result is 1 for 1, ±1 for -1, else 0."""
     on = int32 if dtype.name in _NARROW else dtype
     b = ctx.cast(base, dtype, on)
-    one = ctx.scalar(1, on)
-    if isinstance(exponent, int):  # (a number: its bits, unrolled)
-        result = one
+    if isinstance(exponent, int):  # (a number: its bits, unrolled; a 1 made for x**0 only)
+        result = None
         while exponent:
             if exponent & 1:
-                result = b if result is one else ctx.node("Mul", [result, b])
+                result = b if result is None else ctx.node("Mul", [result, b])
             exponent >>= 1
             if exponent:
                 b = ctx.node("Mul", [b, b])
-        return ctx.cast(ctx.node("Expand", [result, ctx.node("Shape", [base])]) if
-                        result is one else result, on, dtype)
+        if result is None:
+            result = ctx.node("Expand", [ctx.scalar(1, on), ctx.node("Shape", [base])])
+        return ctx.cast(result, on, dtype)
+    one = ctx.scalar(1, on)
     given = ctx.cast(exponent, dtype, on)
     zero, two = ctx.scalar(0, on), ctx.scalar(2, on)
     negative = ctx.node("Less", [given, zero])
