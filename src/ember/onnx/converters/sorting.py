@@ -102,11 +102,11 @@ def searchsorted(ctx: Context, eqn: Eqn) -> str | None:
 @converter("isin")
 def isin(ctx: Context, eqn: Eqn) -> str:
     """Whether each element equals any test element: Equal against the test elements on a
-    new last axis, counted (an empty test set: none), in their common dtype (int16 and
-    bfloat16 on a wider one, which onnxruntime's Equal takes); NaN equals nothing."""
+    new last axis, counted (an empty test set: none), in their dtype (one: eager promotes
+    them first; int16 and bfloat16 on a wider one, which onnxruntime's Equal takes); NaN
+    equals nothing."""
     a, b = eqn.inputs
-    common = a.dtype if np.promote_types(a.dtype.np, b.dtype.np) == a.dtype.np else b.dtype
-    on = {"int16": int32, "bfloat16": float32}.get(common.name, common)
+    on = {"int16": int32, "bfloat16": float32}.get(a.dtype.name, a.dtype)
     x = ctx.node("Unsqueeze", [ctx.cast(ctx.value(a), a.dtype, on), ctx.ints([-1])])
     tests = ctx.node("Reshape", [ctx.cast(ctx.value(b), b.dtype, on), ctx.ints([-1])])
     hits = ctx.cast(ctx.node("Equal", [x, tests]), bool_, int32)
