@@ -89,7 +89,7 @@ def test_cat_of_zero_dim_quantized_refused_as_torch():
 
 def test_other_ops_still_refuse_quantized_tensors():
     e = ember.quantize_per_tensor(ember.tensor(X), 0.1, 0, ember.qint8)
-    for op in (lambda: ember.softmax(e, 0), lambda: ember.relu(e), lambda: ember.dstack([e])):
+    for op in (lambda: ember.softmax(e, 0), lambda: ember.relu(e)):
         with pytest.raises(QuantizedOperandError, match="not supported"):
             op()
 
@@ -117,3 +117,108 @@ def test_quantized_out_refusals():
         ember.add(ember.ones(4, 3), 1, out=out)
     with pytest.raises(TypeError, match="returns a QuantizedTensor"):
         ember.cat([e, e], out=ember.zeros(4, 3))
+
+
+# -- review65h of 01181dd2 (mend65g) ------------------------------------------------------------
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def both_zeros(shape, scale=0.1, zero_point=0):
+    return (ember.quantize_per_tensor(ember.zeros(*shape), scale, zero_point, ember.qint8),
+            quiet(torch.quantize_per_tensor, torch.zeros(*shape), scale, zero_point, torch.qint8))
+
+
+@pytest.mark.parametrize("join,view", [("cat", (slice(1, 3),)), ("stack", (1,))])
+def test_join_into_a_view_writes_its_base_as_torch(join, view):
+    # Ember rebound the view's integers: the base stayed all zeros
+    e, t = both(0.1, 0, ember.qint8)
+    (big, tbig) = both_zeros((4, 3) if join == "cat" else (3, 2, 3))
+    pieces, tpieces = ([e[:1], e[1:]], [t[:1], t[1:]]) if join == "cat" else ([e[0], e[1]],
+                                                                                [t[0], t[1]])
+    out = big[view]
+    assert getattr(ember, join)(pieces, 0, out=out) is out
+    getattr(torch, join)(tpieces, 0, out=tbig[view])
+    assert_same(big, tbig)
+
+
+def test_cat_into_an_out_of_another_shape_as_torch():
+    # torch writes as copy_: broadcast to out's shape, else an error (Ember replaced the out)
+    e, t = both(0.1, 0, ember.qint8)
+    for shape in ((1,), (0,), (2, 3), (4, 1), (6,)):
+        out, tout = both_zeros(shape)
+        with pytest.raises(RuntimeError):
+            torch.cat([t, t], 0, out=tout)
+        with pytest.raises(ShapeError, match="cat"):
+            ember.cat([e, e], 0, out=out)
+    out, tout = both_zeros((2, 4, 3))
+    ember.cat([e, e], 0, out=out)
+    assert_same(out, torch.cat([t, t], 0, out=tout))
+    out, tout = both_zeros((3, 4))
+    ember.cat([e, e], 0, out=out.t())
+    torch.cat([t, t], 0, out=tout.t())
+    assert_same(out, tout)
+
+
+def test_stack_into_an_out_of_another_shape_resizes_as_torch():
+    e, t = both(0.1, 0, ember.qint8)
+    for shape, warns in (((1,), True), ((4, 3), True), ((0,), False)):
+        (out, tout) = both_zeros(shape, 0.2, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert ember.stack([e, e], 1, out=out) is out
+        assert any("resized" in str(w.message) for w in caught) is warns
+        assert_same(out, quiet(torch.stack, [t, t], 1, out=tout))
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+def test_join_into_out_of_other_params_gives_no_warning_as_torch(join):
+    (e, t), (e2, t2) = both(0.1, 0, ember.qint8), both(0.2, 3, ember.qint8, 2.0)
+    out, tout = both_zeros((4, 3) if join == "cat" else (2, 2, 3), 0.5, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(ember, join)([e, e2], out=out)
+        getattr(torch, join)([t, t2], out=tout)
+    assert_same(out, tout)
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+def test_join_of_quint4x2_refused_as_torch(join):
+    u = ember.quantize_per_tensor(ember.ones(4), 0.1, 0, ember.quint4x2)
+    tu = quiet(torch.quantize_per_tensor, torch.ones(4), 0.1, 0, torch.quint4x2)
+    with pytest.raises(NotImplementedError, match="QUInt4x2"):
+        getattr(torch, join)([tu, tu])
+    with pytest.raises(NotImplementedError, match="quint4x2"):
+        getattr(ember, join)([u, u])
+
+
+def ranks():
+    x = np.array([[0.4, -0.3, 1.0], [0.2, 0.5, -1.2]], np.float32)
+    for piece in (x[0, 0], x[0], x):
+        yield (ember.quantize_per_tensor(ember.tensor(piece), 0.1, 2, ember.quint8),
+               quiet(torch.quantize_per_tensor, torch.tensor(piece), 0.1, 2, torch.quint8))
+
+
+@pytest.mark.parametrize("name", ["vstack", "row_stack", "dstack", "hstack", "column_stack"])
+def test_composite_joins_of_low_rank_quantized_tensors_as_torch(name):
+    # vstack/row_stack of 1-d and dstack of 1-d/2-d quantized tensors were refused
+    for e, t in ranks():
+        assert_same(getattr(ember, name)([e, e]), quiet(getattr(torch, name), [t, t]))
+
+
+@pytest.mark.parametrize("name", ["vstack", "dstack", "hstack", "column_stack"])
+def test_composite_joins_into_a_quantized_out_as_torch(name):
+    (e, t), (e2, t2) = both(0.1, 0, ember.qint8), both(0.2, 3, ember.qint8, 2.0)
+    shape = tuple(quiet(getattr(torch, name), [t, t2]).shape)
+    out, tout = both_zeros(shape, 0.05, -2)
+    assert getattr(ember, name)([e, e2], out=out) is out
+    quiet(getattr(torch, name), [t, t2], out=tout)
+    assert_same(out, tout)
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast_nd_of_quantized_tensors_as_torch(name):
+    for e, t in ranks():
+        assert_same(getattr(ember, name)(e), getattr(torch, name)(t))

@@ -576,7 +576,7 @@ def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
         >>> ember.atleast_1d(ember.tensor(1.0))
         tensor([1.])
     """
-    return for_each(tensors, lambda t: reshape_view(t, (1,)) if t.ndim == 0 else t)
+    return for_each(tensors, lambda t: t.reshape(1) if t.ndim == 0 else t)
 
 
 def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
@@ -586,5 +586,5 @@ def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
         >>> ember.atleast_2d((ember.zeros(3),))[0].shape
         ember.Size([1, 3])
     """
-    return for_each(tensors, lambda t: reshape_view(t, (1,) * (2 - t.ndim) + t.shape)
+    return for_each(tensors, lambda t: t.reshape((1,) * (2 - t.ndim) + t.shape)
                     if t.ndim < 2 else t)

@@ -124,7 +124,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
                 [2, 4]])
     """
     tensors = _check_tensors("column_stack", tensors)
-    return hstack([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors])
+    return hstack([t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in tensors])
 
 
 def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
@@ -136,7 +136,7 @@ def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
         ember.Size([2, 3, 1])
     """
     shapes = {0: lambda s: (1, 1, 1), 1: lambda s: (1, *s, 1), 2: lambda s: (*s, 1)}
-    return for_each(tensors, lambda t: reshape(t, shapes[t.ndim](t.shape)) if t.ndim < 3 else t)
+    return for_each(tensors, lambda t: t.reshape(shapes[t.ndim](t.shape)) if t.ndim < 3 else t)
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
