@@ -171,6 +171,10 @@ def test_stack_into_an_out_of_another_shape_resizes_as_torch():
             assert ember.stack([e, e], 1, out=out) is out
         assert any("resized" in str(w.message) for w in caught) is warns
         assert_same(out, quiet(torch.stack, [t, t], 1, out=tout))
+    big, tbig = both_zeros((4, 3))  # (a view resized in its base's memory)
+    quiet(ember.stack, [e[0], e[1]], 0, out=big[1:2])
+    quiet(torch.stack, [t[0], t[1]], 0, out=tbig[1:2])
+    assert_same(big, tbig)
 
 
 @pytest.mark.parametrize("join", ["cat", "stack"])

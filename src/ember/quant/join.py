@@ -98,17 +98,16 @@ def _joined(join: Callable, op: str, tensors: Sequence[Any], dim: int, out: Any
 
 def _written(op: str, joined: Tensor, out: QuantizedTensor, resize: bool) -> QuantizedTensor:
     """``out`` holding the integers ``joined``, as PyTorch's out=: written into out's memory
-    (a view's base sees them). ``stack`` resizes an out of another shape (with a warning when
-    it had elements; a view's base then no longer sees it); ``cat`` writes as ``copy_``,
-    broadcast to out's shape, never resized."""
+    (a view's base sees them). ``stack`` resizes an out of another shape in place (with a
+    warning when it had elements); ``cat`` writes as ``copy_``, broadcast to out's shape,
+    never resized."""
     if resize and out.shape != joined.shape:
         if out.numel():
             warnings.warn(f"{op}: an output with one or more elements was resized since it "
                           f"had shape {list(out.shape)}, which does not match the required "
                           f"output shape {list(joined.shape)}", UserWarning, stacklevel=4)
-        out._int = joined
-        return out
-    if broadcast_shapes(out.shape, joined.shape, op=op) != out.shape:
+        out._int.resize_(joined.shape)
+    elif broadcast_shapes(out.shape, joined.shape, op=op) != out.shape:
         raise ShapeError(f"{op}: output with shape {list(out.shape)} doesn't match the "
                          f"broadcast shape {list(joined.shape)}. Hint: give an out of shape "
                          f"{tuple(joined.shape)}")
