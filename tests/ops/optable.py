@@ -362,6 +362,15 @@ def assert_same(mine: Any, ref: Any, rtol: float = 0.0, atol: float = 0.0) -> No
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
 
 
+def assert_same_bits(mine: Any, ref: Any) -> None:
+    """Ember's complex tensor ``mine`` and PyTorch's ``ref`` have one dtype and the same bits,
+    part by part (signed zeros and NaN in place)."""
+    part = np.float32 if ref.dtype == torch.complex64 else np.float64
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(mine.numpy().reshape(-1).view(part),
+                                  ref.numpy().reshape(-1).view(part))
+
+
 def tensor_in(lib: Any, x: Any) -> Any:
     """``x`` (a NumPy array, copied, or data ``tensor`` takes) as a tensor of ``lib``."""
     return lib.from_numpy(x.copy()) if isinstance(x, np.ndarray) else lib.tensor(x)

@@ -270,11 +270,7 @@ def interpolate(input: QuantizedTensor, size: Any = None, scale_factor: Any = No
         raise ArgumentError(f"quantized.functional.interpolate: expected an (N, C, *spatial) "
                             f"input and no align_corners (nearest modes), got shape "
                             f"{tuple(x.shape)} and align_corners={align_corners!r}")
-    q = x._int.numpy()
-    out, scales = _sizes(x._int, size, scale_factor, None)
-    if min(out + q.shape[2:]) <= 0:
-        raise ShapeError(f"quantized.functional.interpolate: input sizes {q.shape[2:]} and "
-                         f"output sizes {out} should be greater than 0")
+    q, out, scales = _integers_and_sizes(x, size, scale_factor)
     # (PyTorch's quantized kernels copy only where every size is kept, and else read
     # floor(i / scale) on every axis: not the float path's per-axis copy or i // 2)
     if out == q.shape[2:]:
@@ -283,6 +279,16 @@ def interpolate(input: QuantizedTensor, size: Any = None, scale_factor: Any = No
         for axis, (s, o, f) in enumerate(zip(q.shape[2:], out, scales, strict=True)):
             q = np.take(q, _nearest_index(s, o, f, mode == "nearest-exact"), axis=axis + 2)
     return _resized(q, x)
+
+
+def _integers_and_sizes(x: QuantizedTensor, size: Any, scale_factor: Any) -> tuple:
+    """``x``'s integers as a NumPy array, the output's spatial sizes and the scales, checked."""
+    q = x._int.numpy()
+    out, scales = _sizes(x._int, size, scale_factor, None)
+    if min(out + q.shape[2:]) <= 0:
+        raise ShapeError(f"quantized.functional.interpolate: input sizes {q.shape[2:]} and "
+                         f"output sizes {out} should be greater than 0")
+    return q, out, scales
 
 
 def _resized(ints: np.ndarray, x: QuantizedTensor) -> QuantizedTensor:
@@ -300,11 +306,7 @@ def _bilinear(x: QuantizedTensor, size: Any, scale_factor: Any,
     if x.ndim != 4:
         raise ShapeError(f"quantized.functional.interpolate: mode='bilinear' expects a 4-D "
                          f"(N, C, H, W) input, got shape {tuple(x.shape)}")
-    q = x._int.numpy()
-    out, scales = _sizes(x._int, size, scale_factor, None)
-    if min(out + q.shape[2:]) <= 0:
-        raise ShapeError(f"quantized.functional.interpolate: input sizes {q.shape[2:]} and "
-                         f"output sizes {out} should be greater than 0")
+    q, out, scales = _integers_and_sizes(x, size, scale_factor)
     f32 = np.dtype(np.float32)
     (top, bottom), (h0, h1) = _linear_taps(q.shape[2], out[0], scales[0], align_corners, f32)
     (left, right), (w0, w1) = _linear_taps(q.shape[3], out[1], scales[1], align_corners, f32)
