@@ -16,6 +16,10 @@ from ember.backend.compiled import njit
 from ember.ops.hard_activations import SIXTH
 from ember.ops.im2col_numba import FLOATS
 
+# the digest of hard_activations.py, whose SIXTH the kernels below compile in: numba's disk
+# cache sees an edit of this file only (tests/backend/test_numba_dependencies.py)
+DEPENDENCY_DIGEST = "49c986a8f636d317"
+
 
 def _block(f: types.Type, readonly: bool = False) -> types.Array:
     return types.Array(f, 1, "C", readonly=readonly)
