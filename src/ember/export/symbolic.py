@@ -1,8 +1,8 @@
 """Sizes that follow dynamic dims. The model is traced at the example sizes and again with the
 dynamic dims grown (each name by its own amount); a size that differs between the traces is
 written as ``coeff · (product of dims) + offset`` when one such expression gives it in every
-trace (``B``, ``B * T``, ``2 * T - 1``), a scalar constant as such a size or a ratio of them
-(``1/B``), and anything else is refused."""
+trace (``B``, ``B * T``, ``B * H * W``, ``2 * T - 1``), a scalar constant as such a size or a
+ratio of them (``1/B``), and anything else is refused."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+# the most dims one size multiplies: ``B * H * W`` counts a training BatchNorm2d's batch with
+# three dynamic dims, ``B * T * H * D`` a flattened 4-d tensor
+_DEGREE = 4
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,8 @@ def fit(sizes: list[int], env: list[dict[str, int]]) -> SizeExpr | int | None:
     if all(s == sizes[0] for s in sizes):
         return sizes[0]
     names = sorted(env[0])
-    monomials = [(n,) for n in names] + list(itertools.combinations_with_replacement(names, 2))
+    monomials = [m for degree in range(1, _DEGREE + 1)
+                 for m in itertools.combinations_with_replacement(names, degree)]
     found = []
     for symbols in monomials:
         m = [math.prod(e[s] for s in symbols) for e in env]
