@@ -58,10 +58,12 @@ class Graph:
     """
 
     def __init__(self, owning_module: Any = None) -> None:
-        self._root = Node.__new__(Node)
-        self._root._prev = self._root._next = self._root
-        self._root._erased = False
-        self._root.graph = self
+        # the list's sentinel, op 'root' and name '' (``first.prev``, ``last.next``), as torch.fx's
+        self._root = root = Node.__new__(Node)
+        root.graph, root.name, root.op, root.target, root.type = self, "", "root", "", None
+        root.users, root.meta, root._input_nodes, root._args, root._kwargs = {}, {}, {}, (), {}
+        root._prev = root._next = root
+        root._erased = False
         self._insert: Callable[[Node], None] = self._root.prepend
         self._namespace = Namespace()
         self.owning_module = owning_module
