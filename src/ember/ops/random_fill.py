@@ -15,8 +15,9 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import refuse_inference_write
 from ember.errors import ArgumentError, DTypeError
+from ember.ops.int_args import as_float
 from ember.ops.primitive import refuse_limited
-from ember.ops.random import Generator, as_doubles, check_draw_bounds, rand, randint, randn
+from ember.ops.random import Generator, check_draw_bounds, rand, randint, randn
 from ember.ops.rounding import ceil
 from ember.ops.unary import exp, log1p, tan
 from ember.tensor import Tensor, method
@@ -34,6 +35,19 @@ def _check_floating(op: str, self: Tensor) -> None:
     if not self.dtype.is_floating_point:
         raise DTypeError(f"{op}: a continuous distribution needs a floating tensor, got "
                          f"{self.dtype.name}, as in PyTorch")
+
+
+def _parameter(op: str, name: str, value: Any) -> float:
+    """A fill's parameter as the double PyTorch reads it: a number or a one-element tensor
+    (an int past 64 bits too, as ``as_doubles``); a string or a complex is a TypeError naming
+    the op, not Python's from comparing it."""
+    return float(value) if type(value) is int else as_float(value, op, name)
+
+
+def _check_positive(op: str, name: str, value: float) -> None:
+    """PyTorch's check that a scale parameter is > 0; NaN fails it too (it drew NaNs)."""
+    if not value > 0:
+        raise ArgumentError(f"{op} expects {name} > 0.0, but found {name}={value}")
 
 
 def _largest_integer(dt: dtypes.DType) -> int:
@@ -90,9 +104,9 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
     """
     refuse_inference_write(self, "exponential_")  # (before drawing, as PyTorch)
     _check_floating("exponential_", self)
-    if lambd <= 0:
-        raise ArgumentError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return self.copy_(-log1p(-_uniform(self, generator)) / as_doubles(lambd)[0])
+    lambd = _parameter("exponential_", "lambd", lambd)
+    _check_positive("exponential_", "lambda", lambd)
+    return self.copy_(-log1p(-_uniform(self, generator)) / lambd)
 
 
 @method()
@@ -109,6 +123,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     if self.dtype is dtypes.bool_ or self.dtype.is_complex:
         raise DTypeError(f"geometric_: not implemented for {self.dtype.name} tensors, as in "
                          "PyTorch. Hint: fill a real integer or floating tensor")
+    p = _parameter("geometric_", "p", p)
     if not 0 < p < 1:
         raise ArgumentError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     u = _uniform(self, generator)
@@ -128,10 +143,9 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
     """
     refuse_inference_write(self, "log_normal_")  # (before drawing, as PyTorch)
     _check_floating("log_normal_", self)
-    if std <= 0:
-        raise ArgumentError(f"log_normal_ expects std > 0.0, but found std={std}")
+    mean, std = _parameter("log_normal_", "mean", mean), _parameter("log_normal_", "std", std)
+    _check_positive("log_normal_", "std", std)
     z = randn(self.shape, dtype=self.dtype, generator=generator, device=self.device)
-    mean, std = as_doubles(mean, std)
     return self.copy_(exp(z * std + mean))
 
 
@@ -147,8 +161,8 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     """
     refuse_inference_write(self, "cauchy_")  # (before drawing, as PyTorch)
     _check_floating("cauchy_", self)
-    if sigma <= 0:
-        raise ArgumentError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    median = _parameter("cauchy_", "median", median)
+    sigma = _parameter("cauchy_", "sigma", sigma)
+    _check_positive("cauchy_", "sigma", sigma)
     u = _uniform(self, generator)
-    median, sigma = as_doubles(median, sigma)
     return self.copy_(tan((u - 0.5) * math.pi) * sigma + median)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import ArgumentError, ValueOverflow
+from ember.ops.int_args import as_float
 from ember.ops.primitive import primitive
 from ember.ops.random import (
     _TOP_DRAW,
@@ -65,6 +66,8 @@ def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     largest = float(ml_dtypes.finfo(dt.to_real().np).max) if dt.is_floating_point or \
         dt.is_complex else math.inf  # (rand refuses other dtypes)
+    low, high = (v if type(v) is int else as_float(v, op, name)  # (a str: a TypeError)
+                 for v, name in ((low, "from"), (high, "to")))
     for name, value in (("from", low), ("to", high)):  # (NaN too)
         if not -largest <= value <= largest:
             raise ArgumentError(f"{op}: {name}={_bound(op, name, value)} is out of bounds for "

@@ -1,0 +1,38 @@
+"""Random fills and samplers against PyTorch 2.13 (sweep66a): parameter checks and edge cases."""
+
+import math
+
+import pytest
+import torch
+
+import ember
+from ember.errors import ArgumentError, ArgumentTypeError
+
+
+@pytest.mark.parametrize("fill, args", [("exponential_", (math.nan,)),
+                                        ("cauchy_", (0.0, math.nan)),
+                                        ("log_normal_", (0.0, math.nan))])
+def test_a_nan_scale_is_refused_like_torch(fill, args):
+    with pytest.raises(RuntimeError, match="expects"):
+        getattr(torch.zeros(2), fill)(*args)
+    with pytest.raises(ArgumentError, match=f"{fill} expects .* > 0.0, but found .*=nan"):
+        getattr(ember.zeros(2), fill)(*args)  # (it filled NaNs)
+
+
+@pytest.mark.parametrize("fill, args", [("exponential_", ("a",)), ("cauchy_", ("a",)),
+                                        ("log_normal_", (0.0, "a")), ("geometric_", (0.5j,)),
+                                        ("uniform_", ("a",)), ("uniform_", (0.0, "b"))])
+def test_a_parameter_that_is_no_number_is_a_type_error_naming_the_fill(fill, args):
+    with pytest.raises(TypeError):
+        getattr(torch.zeros(2), fill)(*args)
+    with pytest.raises(ArgumentTypeError, match=f"{fill}: .* must be a number"):
+        getattr(ember.zeros(2), fill)(*args)
+
+
+@pytest.mark.parametrize("fill, args", [("exponential_", (ember.tensor(2.0),)),
+                                        ("geometric_", (ember.tensor(0.5),)),
+                                        ("cauchy_", (1, 2)), ("log_normal_", (0, 1)),
+                                        ("uniform_", (-2 ** 70, 2 ** 70))])
+def test_fill_parameters_still_take_ints_and_one_element_tensors(fill, args):
+    out = getattr(ember.zeros(3, dtype=ember.float64), fill)(*args)
+    assert out.shape == (3,) and bool(out.isfinite().all())
