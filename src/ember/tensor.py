@@ -18,7 +18,8 @@ from ember import dtypes
 from ember.backend import Device
 from ember.backend.meta import no_data
 from ember.dtypes import DType
-from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, GradError, ShapeError
+from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, GradError
+from ember.grad_assign import check_assigned_grad
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -113,16 +114,12 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor) and getattr(value, "layout", strided) is strided:
                 raise TypeError(f"grad: expected a tensor or None, got {type(value).__name__}")
-            if value.shape != self.shape:
-                raise ShapeError(f"grad: assigned a gradient of shape {tuple(value.shape)} to a "
-                                 f"tensor of shape {tuple(self.shape)}; a gradient has its "
-                                 "tensor's shape")
-            if value.dtype is not self.dtype or value.device != self.device:
-                raise DTypeError(f"grad: assigned a {value.dtype.name} gradient on "
-                                 f"{value.device} to a {self.dtype.name} tensor on "
-                                 f"{self.device}; a gradient has its tensor's dtype and device. "
-                                 f"Hint: .to({self.dtype}) it first")
+            check_assigned_grad(self, value)
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:  # (``del x.grad`` clears it, as PyTorch's)
+        self._grad = None
 
     @property
     def data(self) -> Tensor:
@@ -329,6 +326,9 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Marks a leaf tensor as needing a gradient, in place."""
+        if type(requires_grad) is not bool:
+            raise ArgumentTypeError(f"requires_grad must be a bool, got {requires_grad!r}. "
+                                    "Hint: bool(value) converts it")
         if requires_grad and self.dtype.category < dtypes.FLOAT:
             raise DTypeError(f"requires_grad_: only floating and complex tensors can require "
                              f"grad, this one is {self.dtype.name}; convert it with .float()")
@@ -355,9 +355,6 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if type(value) is not bool:
-            raise ArgumentTypeError(f"requires_grad must be a bool, got {value!r}. Hint: "
-                                    "bool(value) converts it")
         if self.grad_fn is not None:
             raise GradError("requires_grad can only be set on a leaf tensor; for a computed "
                             "tensor that should not be differentiated, use .detach()")

@@ -21,6 +21,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD, is_inference, refuse_inference_write
 from ember.errors import (
+    ArgumentError,
     DeviceError,
     DTypeError,
     GradError,
@@ -44,7 +45,7 @@ from ember.ops.inplace import (
     transforms_follow,
 )
 from ember.ops.int_args import refused_ints
-from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType, tensor_type
+from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType
 from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.shape import read_sizes, squeeze, transpose, unsqueeze
 from ember.ops.storage import as_strided
@@ -156,6 +157,25 @@ def _type_name(x: Tensor) -> str:
     return where + TYPE_NAMES[x.dtype]
 
 
+#: the dtype of each type name ``x.type()`` gives ('ComplexFloatTensor', 'UInt16Tensor' too)
+_NAMED_DTYPES = {name: dtype for dtype, name in TYPE_NAMES.items()}
+
+
+def _named_dtype(name: str) -> dtypes.DType:
+    """The dtype of a type name (``'torch.ComplexFloatTensor'``) or a dtype's name; a
+    ValueError as PyTorch's for others."""
+    prefix, _, short = name.rpartition(".")
+    if prefix in ("", "ember", "torch") and short in _NAMED_DTYPES:
+        return _NAMED_DTYPES[short]
+    if not name.endswith("Tensor"):
+        try:
+            return dtypes.to_dtype(name)
+        except DTypeError:
+            pass
+    raise ArgumentError(f"type: invalid type {name!r}; expected a type name such as "
+                        f"'ember.FloatTensor' (known: {', '.join(_NAMED_DTYPES)}) or a dtype")
+
+
 @method("type")
 def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     """With no dtype, the type's name, as PyTorch's (``'ember.FloatTensor'`` where PyTorch
@@ -171,10 +191,10 @@ def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     """
     if dtype is None:
         return _type_name(self)
-    if isinstance(dtype, str) and dtype.endswith("Tensor"):
+    if isinstance(dtype, str):
         on_cuda = ".cuda." in dtype
-        cls = tensor_type(dtype.replace(".cuda.", ".") if on_cuda else dtype)
-        return to(self, dtype=cls.dtype, device="cuda" if on_cuda else self.device)
+        return to(self, dtype=_named_dtype(dtype.replace(".cuda.", ".")),
+                  device="cuda" if on_cuda else self.device)
     if isinstance(dtype, TensorType):
         dtype = dtype.dtype
     return to(self, dtype=dtypes.to_dtype(dtype))

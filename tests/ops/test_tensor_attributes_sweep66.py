@@ -1,0 +1,66 @@
+"""Tensor attributes and conversions against PyTorch (sweep66b): ``x.type(name)`` takes every
+name ``x.type()`` gives and refuses others with a ValueError; ``requires_grad_`` takes only a
+bool; ``x.grad = x`` is refused; ``del x.grad`` clears it."""
+
+import pytest
+import torch
+
+import ember
+
+NAMED = ["complex64", "complex128", "uint16", "uint32", "uint64", "float8_e4m3fn",
+         "float8_e5m2", "float16", "bfloat16", "bool", "int8"]
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_type_takes_the_names_type_gives(name):
+    mine = ember.zeros(2, dtype=getattr(ember, name)).type()
+    theirs = torch.zeros(2, dtype=getattr(torch, name)).type()
+    assert mine == theirs.replace("torch.", "ember.")
+    for given in (mine, theirs):  # (PyTorch's spelling is read too)
+        got = ember.ones(2).type(given)
+        assert got.dtype is getattr(ember, name)
+        assert str(got.dtype).split(".")[1] == str(torch.ones(2).type(theirs).dtype).split(".")[1]
+
+
+@pytest.mark.parametrize("name", ["foo", "torch.FooTensor", "torch.x.FloatTensor",
+                                  "ember.NotATensor"])
+def test_type_refuses_unknown_names_with_value_error_as_torch(name):
+    with pytest.raises(ValueError):
+        torch.zeros(1).type(name.replace("ember.", "torch."))
+    with pytest.raises(ValueError, match=f"type: invalid type '{name}'"):
+        ember.zeros(1).type(name)
+
+
+@pytest.mark.parametrize("value", [1, "yes", None, 1.0])
+def test_requires_grad_takes_only_a_bool(value):
+    with pytest.raises(TypeError, match="must be bool"):
+        torch.zeros(2).requires_grad_(value)
+    x = ember.zeros(2)
+    with pytest.raises(TypeError, match="requires_grad must be a bool"):
+        x.requires_grad_(value)
+    assert x.requires_grad is False  # (it stored the object before: 'yes' read back)
+    with pytest.raises(TypeError, match="requires_grad must be a bool"):
+        x.requires_grad = value
+
+
+def test_a_tensor_is_not_its_own_grad():
+    t = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="own grad"):
+        t.grad = t
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="own gradient"):
+        x.grad = x
+    assert x.grad is None
+    x.grad = x.detach()  # another tensor of the same memory is fine, as in PyTorch
+    t.grad = t.detach()
+    assert x.grad.data_ptr() == x.data_ptr()
+
+
+def test_del_grad_clears_it():
+    t, x = torch.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
+    for y, lib in ((t, torch), (x, ember)):
+        y.grad = lib.ones(2)
+        del y.grad
+        assert y.grad is None
+        (y * 3).sum().backward()
+        assert y.grad.tolist() == [3.0, 3.0]
