@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -36,3 +37,20 @@ def test_a_parameter_that_is_no_number_is_a_type_error_naming_the_fill(fill, arg
 def test_fill_parameters_still_take_ints_and_one_element_tensors(fill, args):
     out = getattr(ember.zeros(3, dtype=ember.float64), fill)(*args)
     assert out.shape == (3,) and bool(out.isfinite().all())
+
+
+class _TopDraws:
+    """A NumPy-generator stand-in whose uniform draws are all the largest below 1."""
+
+    def random(self, shape):
+        return np.full(shape, 1 - 2 ** -53)
+
+
+def test_multinomial_with_replacement_never_draws_a_trailing_zero_weight_category():
+    g = ember.Generator()
+    g._rng = _TopDraws()  # (0.1 summed ten times is 1 - 2**-53: the top draw passed it)
+    probs = ember.tensor([[0.1] * 10 + [0.0, 0.0], [0.5, 0.5, 0.0, 0.0, 0.0, 0.0] * 2],
+                         dtype=ember.float64)
+    assert ember.multinomial(probs, 3, True, generator=g).tolist() == [[9] * 3, [7] * 3]
+    t = torch.multinomial(torch.tensor(probs.numpy()), 10000, True)
+    assert set(t.unique().tolist()) <= set(range(10)) | {6, 7}  # (torch: never a zero one)

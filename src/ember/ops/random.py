@@ -192,7 +192,10 @@ class Multinomial(Sample):
             shift = np.arange(rows)[:, None]
             u = rng.random((rows, num_samples)) + shift
             idx = np.searchsorted((np.cumsum(p, axis=1) + shift).ravel(), u, side="right")
-            idx = np.minimum(idx - shift * n, n - 1)
+            # a draw past a row's rounded total goes to its last category of positive weight
+            # (not a trailing zero one)
+            last = n - 1 - np.argmax(p[:, ::-1] > 0, axis=1)[:, None]
+            idx = np.minimum(idx - shift * n, last)
         else:  # Gumbel top-k: sampling without replacement in one vectorised pass
             keys = np.log(np.maximum(p, 1e-300)) + rng.gumbel(size=p.shape)
             keys[p == 0] = -np.inf
