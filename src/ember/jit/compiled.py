@@ -249,15 +249,16 @@ class CompiledFunction:
             arrays = entry.generated.fn(*(t._data for t in tensors))
         dev, graph = entry.device, entry.graph
         n = len(graph.outputs)
+        # (outputs own their memory before the arguments are written: an output holding an
+        # argument's earlier value, `y.copy_(x); x.add_(1); return y`, keeps that value)
+        roots = tuple(_wrap(a, dev) for a in owned(entry, [arrays[p] for p in entry.roots],
+                                                   tensors)) if entry.make is not None else \
+            wrap_outputs(entry, arrays[:n], tensors, dev)
         for (i, _), value in zip(graph.arg_writes, arrays[n:]):
             _store(tensors[i], value)
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
-        if entry.make is not None:
-            outputs = list(assemble(entry.make, tensors, tuple(
-                _wrap(a, dev) for a in owned(entry, [arrays[p] for p in entry.roots], tensors))))
-        else:
-            outputs = wrap_outputs(entry, arrays[:n], tensors, dev)
+        outputs = list(assemble(entry.make, tensors, roots)) if entry.make is not None else roots
         for i, t in entry.returned_grads:
             outputs[i] = t.grad
         return self._rebuild(entry, outputs)

@@ -1,0 +1,44 @@
+"""Compiled calls against eager ones: wrong answers found by the session-66 sweep."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def _copy_then_write(x):
+    y = ember.zeros(3)
+    y.copy_(x)  # (in the graph y holds x's value: the argument's own array)
+    x.mul_(2)
+    return y
+
+
+def _copy_view_then_write(x, z):
+    y = ember.zeros(2)
+    y.copy_(x[1:])
+    x.copy_(z)
+    return y, x[:1]
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_output_copied_from_an_argument_keeps_its_value_when_the_argument_is_written(grad):
+    compiled = ember.jit.compile(_copy_then_write)
+    for _ in range(3):  # (the first call traces; later ones run the graph)
+        x, ex = ember.tensor([1.0, 2.0, 3.0]), ember.tensor([1.0, 2.0, 3.0])
+        with ember.set_grad_enabled(grad):
+            y, ey = compiled(x), _copy_then_write(ex)
+        np.testing.assert_array_equal(y.numpy(), ey.numpy())
+        np.testing.assert_array_equal(x.numpy(), ex.numpy())
+        assert not np.shares_memory(y.numpy(), x.numpy())
+
+
+def test_output_copied_from_a_view_of_a_written_argument():
+    compiled = ember.jit.compile(_copy_view_then_write)
+    for _ in range(3):
+        x, z = ember.tensor([1.0, 2.0, 3.0]), ember.tensor([4.0, 5.0, 6.0])
+        y, head = compiled(x, z)
+        np.testing.assert_array_equal(y.numpy(), [2.0, 3.0])
+        np.testing.assert_array_equal(head.numpy(), [4.0])  # (a view: sees the write)
+        assert np.shares_memory(head.numpy(), x.numpy())
