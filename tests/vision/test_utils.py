@@ -70,6 +70,15 @@ def test_save_image_writes_a_png(tmp_path):
                                   .transpose(1, 2, 0))
 
 
+@pytest.mark.parametrize("dtype", [ember.uint8, ember.int64, ember.bool])
+def test_save_image_refuses_integer_images(tmp_path, dtype):
+    # torchvision's grid.mul(255).add_(0.5) fails on them; 255 * 200 in uint8 wrapped to 56
+    x = ember.full((3, 2, 2), 200, dtype=ember.uint8).to(dtype)
+    with pytest.raises(ember.DTypeError, match="save_image: expected a floating image"):
+        save_image(x, tmp_path / "g.png")
+    assert not (tmp_path / "g.png").exists()
+    save_image(x, tmp_path / "n.png", normalize=True)  # normalize gives floats in [0, 1]
+
 def test_draw_segmentation_masks():
     img = ember.tensor(np.full((3, 4, 4), 100, np.uint8))
     masks = ember.zeros(2, 4, 4, dtype=ember.bool)

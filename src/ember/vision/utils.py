@@ -96,6 +96,11 @@ def save_image(tensor: Tensor | list[Tensor], fp: str | os.PathLike | Any,
     """
     image = _pil()
     grid = make_grid(tensor, **kwargs).detach()
+    if not grid.dtype.is_floating_point:  # (torchvision's grid.mul(255).add_(0.5) fails too)
+        raise ember.DTypeError(f"save_image: expected a floating image in [0, 1], got "
+                               f"{grid.dtype} (255 * a uint8 image would wrap); convert it "
+                               "first, e.g. transforms.v2.functional.to_dtype(img, "
+                               "ember.float32, scale=True)")
     pixels = (grid * 255 + 0.5).clamp(0, 255).permute(1, 2, 0).to(ember.uint8).numpy()
     if pixels.shape[2] == 1:
         pixels = pixels[..., 0]
