@@ -12,10 +12,10 @@ import ember
 import ember.nn.attention
 
 NO_OPS = [("manual_seed", (0,)), ("manual_seed_all", (0,)), ("seed", ()), ("seed_all", ()),
-          ("empty_cache", ())]
+          ("empty_cache", ()), ("set_rng_state_all", ([],))]
 VALUES = ["is_available", "device_count", "is_initialized", "is_bf16_supported",
           "get_arch_list", "memory_allocated", "max_memory_allocated", "memory_reserved",
-          "max_memory_reserved", "memory_stats"]
+          "max_memory_reserved", "memory_stats", "get_rng_state_all"]
 RAISING = [("synchronize", ()), ("current_device", ()), ("init", ()), ("get_device_name", ()),
            ("get_device_capability", ()), ("get_rng_state", ()), ("initial_seed", ()),
            ("mem_get_info", ())]

@@ -26,11 +26,11 @@ from ember.cuda import amp
 
 __all__ = ["CudaUnavailableError", "OutOfMemoryError", "amp", "current_device", "device_count",
            "empty_cache", "get_arch_list", "get_device_capability", "get_device_name",
-           "get_device_properties", "get_rng_state", "init", "initial_seed",
+           "get_device_properties", "get_rng_state", "get_rng_state_all", "init", "initial_seed",
            "is_available", "is_bf16_supported", "is_initialized", "manual_seed",
            "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
            "memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
-           "seed", "seed_all", "set_device", "set_rng_state", "synchronize"]
+           "seed", "seed_all", "set_device", "set_rng_state", "set_rng_state_all", "synchronize"]
 
 
 class CudaUnavailableError(DeviceUnavailableError):
@@ -262,6 +262,25 @@ def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
 
     Example:
         >>> ember.cuda.set_rng_state(ember.zeros(8, dtype=ember.uint8))
+    """
+
+
+def get_rng_state_all() -> list:
+    """Every CUDA generator's state, one per device: none, as torch without CUDA (so code
+    saving them for a checkpoint runs on the CPU).
+
+    Example:
+        >>> ember.cuda.get_rng_state_all()
+        []
+    """
+    return []
+
+
+def set_rng_state_all(new_states: Any) -> None:
+    """Sets every CUDA generator's state, one per device: does nothing (no devices).
+
+    Example:
+        >>> ember.cuda.set_rng_state_all(ember.cuda.get_rng_state_all())
     """
 
 
