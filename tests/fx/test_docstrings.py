@@ -8,10 +8,11 @@ import pytest
 import ember
 import ember.fx.experimental.optimization
 import ember.fx.passes.shape_prop  # noqa: F401
+import ember.fx.passes.split_module  # noqa: F401
 
 MODULES = ["ember.fx", "ember.fx.codegen", "ember.fx.node", "ember.fx.graph",
            "ember.fx.graph_module", "ember.fx.proxy", "ember.fx.placeholders", "ember.fx.tracer",
-           "ember.fx.interpreter",
+           "ember.fx.interpreter", "ember.fx.passes.split_module",
            "ember.fx.subgraph_rewriter", "ember.fx.passes.shape_prop",
            "ember.fx.experimental.optimization"]
 
