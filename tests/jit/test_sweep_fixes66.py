@@ -42,3 +42,42 @@ def test_output_copied_from_a_view_of_a_written_argument():
         np.testing.assert_array_equal(y.numpy(), [2.0, 3.0])
         np.testing.assert_array_equal(head.numpy(), [4.0])  # (a view: sees the write)
         assert np.shares_memory(head.numpy(), x.numpy())
+
+
+def test_output_copied_from_a_grad_that_backward_then_accumulates_into():
+    w = ember.ones(3, requires_grad=True)
+
+    def step(x, v):
+        y, z = ember.zeros(3), ember.zeros(3)
+        y.copy_(w.grad)  # (a .grad the call's backward then adds into, in place)
+        z.copy_(v.grad)
+        (x * w + x * v).sum().backward()
+        return y, z
+
+    compiled = ember.jit.compile(step)
+    w.grad = ember.ones(3)
+    for k in range(3):
+        v = ember.ones(3, requires_grad=True)
+        v.grad = ember.ones(3)
+        y, z = compiled(ember.tensor([1.0, 2.0, 3.0]), v)
+        np.testing.assert_array_equal(y.numpy(), 1 + k * np.array([1.0, 2.0, 3.0]))
+        np.testing.assert_array_equal(z.numpy(), [1.0, 1.0, 1.0])
+        np.testing.assert_array_equal(v.grad.numpy(), [2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize("differentiable", [False, True])
+def test_output_copied_from_a_grad_owns_its_memory(differentiable):
+    w = ember.ones(3, requires_grad=True)
+
+    def f(x):
+        y = ember.zeros(3)
+        y.copy_(w.grad)
+        return x * w, y
+
+    compiled = ember.jit.compile(f)
+    w.grad = ember.ones(3)
+    for k in range(3):
+        _, y = compiled(ember.ones(3, requires_grad=differentiable))
+        np.testing.assert_array_equal(y.numpy(), [1.0 + 5 * k] * 3)
+        w.grad.add_(5)  # (the caller's .grad, written after the call: y keeps its value)
+        np.testing.assert_array_equal(y.numpy(), [1.0 + 5 * k] * 3)

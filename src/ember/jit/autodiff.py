@@ -64,6 +64,7 @@ class Joint:
     roots: list[int]  # positions (among the returned values) of the node's outputs
     make: list[tuple]  # per tensor output: (source, where, steps), see _Plan
     buffers: list[Tensor] | None = None  # the other state tensors (found at the first call)
+    graded: list[Tensor] | None = None  # the state tensors whose .grad the graph reads (too)
     consts: dict[int, None] | None = None  # the memory of the graph's constants, by id
 
 
@@ -393,13 +394,14 @@ def _alias_step(x: Tensor, t: Tensor) -> tuple:
 
 
 def _find_held(entry: Any) -> None:
-    """Notes, at the first call, the state tensors other than parameters and the memory of
-    the graph's constants."""
+    """Notes, at the first call, the state tensors other than parameters, those whose
+    ``.grad`` the graph reads, and the memory of the graph's constants."""
     joint = entry.joint
     if joint.buffers is None:
         params = {id(p) for p in joint.params}
         joint.buffers = [ref.tensor for ref in entry.graph.state
                          if not ref.grad and id(ref.tensor) not in params]
+        joint.graded = [ref.tensor for ref in entry.graph.state if ref.grad]
         joint.consts = {owner(a): None for a in entry.graph.consts.values()}
 
 
@@ -420,6 +422,7 @@ class CompiledCall(Function):
         held: dict[int, tuple | None] = dict(joint.consts)
         held.update((owner(t._data), (t, None)) for t in joint.buffers)
         held.update((owner(t._data), (t, None)) for t in tensors)
+        held.update((owner(t._grad._data), None) for t in joint.graded if t._grad is not None)
         outs = []
         dev = entry.device
         for r, p in enumerate(joint.roots):

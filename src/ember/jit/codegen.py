@@ -283,12 +283,19 @@ def ordered_writes(graph: Graph) -> tuple[list[Var], list[tuple[Any, Var]]]:
     pending = list(graph.writes)
     state = {ref.var: {i} for i, (t, _) in enumerate(pending) for ref in graph.state
              if ref.tensor is t and not ref.grad}
+    # (a .grad written in place after the writes, `W.grad <- v9 (in place)`: no write to
+    # order, but a value handed out must not share its memory: `y.copy_(W.grad)`, returned)
+    stored = len(pending)
+    state.update((ref.var, {stored}) for ref in graph.state
+                 if ref.grad and any(t is ref.tensor for t in graph.grads_in_place))
     # (an effect's outputs are the arrays it wrote in place: each store of one into its own
     # tensor does nothing)
     shared = may_share([e for e in graph.eqns if not isinstance(e.prim, Effect)], state)
+    grads = {v for _, v in graph.grads}
     ends = [*graph.outputs, *(v for _, v in graph.arg_writes),
-            *(v for _, v in graph.arg_grads), *(v for _, v in graph.grads)]
-    copies = list(dict.fromkeys(v for v in ends if v is not None and shared.get(v)))
+            *(v for _, v in graph.arg_grads), *grads]
+    copies = list(dict.fromkeys(v for v in ends if v is not None and shared.get(v, set()) - (
+        {stored} if v in grads else set())))
     reads = {i: set() if v in copies else shared.get(v, set()) - {i}
              for i, (_, v) in enumerate(pending)}
     order: list[int] = []

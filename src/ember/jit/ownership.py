@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
 def owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
     """The output arrays of a call, each owning its memory as eager's outputs do: one that is
-    a constant the graph keeps for every call, an argument's or a state tensor's memory, or
-    an earlier output's (the passes made two equal outputs one) is copied, so that writing
-    into it changes nothing else; one that shared an earlier output's when traced (a view of
-    it) may share it."""
+    a constant the graph keeps for every call, an argument's or a state tensor's memory (or
+    its ``.grad``'s), or an earlier output's (the passes made two equal outputs one) is
+    copied, so that writing into it changes nothing else; one that shared an earlier
+    output's when traced (a view of it) may share it."""
     return [a for a, _ in _owned(entry, arrays, tensors)]
 
 
@@ -43,8 +43,9 @@ def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list[tuple[Any,
     shared = entry.shared or {}
     if entry.fresh_outputs and not shared:  # (with views among them: the loop below)
         return [(a, None) for a in arrays]
-    held = {*entry.const_owners, *(owner(t._data) for t in tensors),
-            *(owner(ref.tensor._data) for ref in entry.graph.state)}
+    state = [ref.tensor for ref in entry.graph.state]
+    held = {*entry.const_owners, *(owner(t._data) for t in [*tensors, *state]),
+            *(owner(t._grad._data) for t in [*tensors, *state] if t._grad is not None)}
     out: list = []
     for i, a in enumerate(arrays):
         j = None
