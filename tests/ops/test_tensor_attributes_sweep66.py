@@ -64,3 +64,24 @@ def test_del_grad_clears_it():
         assert y.grad is None
         (y * 3).sum().backward()
         assert y.grad.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("kwargs", [{"foo": 1}, {"non_blocking": 1}, {"async": "yes"}])
+def test_type_refuses_unknown_keywords_and_non_bool_flags(kwargs):
+    with pytest.raises(TypeError):
+        torch.ones(2).type(torch.float64, **kwargs)
+    with pytest.raises(TypeError, match="^type: "):
+        ember.ones(2).type(ember.float64, **kwargs)
+
+
+def test_type_takes_async_the_old_name_of_non_blocking():
+    assert torch.ones(2).type(torch.float64, **{"async": True}).dtype is torch.float64
+    assert ember.ones(2).type(ember.float64, **{"async": True}).dtype is ember.float64
+
+
+def test_cpu_takes_memory_format():
+    t, x = torch.ones(2, 3, 4, 5), ember.ones(2, 3, 4, 5)
+    assert x.cpu() is x and x.cpu(memory_format=ember.contiguous_format) is x
+    assert t.cpu(memory_format=torch.contiguous_format) is t
+    assert x.cpu(memory_format=ember.channels_last).stride() == \
+        t.cpu(memory_format=torch.channels_last).stride()

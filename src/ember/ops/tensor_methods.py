@@ -22,6 +22,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import GRAD, is_inference, refuse_inference_write
 from ember.errors import (
     ArgumentError,
+    ArgumentTypeError,
     DeviceError,
     DTypeError,
     GradError,
@@ -31,6 +32,7 @@ from ember.errors import (
     is_floating_input,
     refuse_non_tensor,
 )
+from ember.layouts import preserve_format
 from ember.ops.activations import hardshrink, prelu
 from ember.ops.arithmetic import div, mul, sub
 from ember.ops.broadcast import broadcast_to, sum_to
@@ -141,14 +143,17 @@ def is_complex(input: Tensor) -> bool:
 
 
 @method()
-def cpu(self: Tensor) -> Tensor:
-    """The tensor on the CPU (itself when it is there already).
+def cpu(self: Tensor, memory_format: Any = preserve_format) -> Tensor:
+    """The tensor on the CPU (itself when it is there already and ``memory_format`` is its
+    layout's).
 
     Example:
         >>> ember.ones(1).cpu().device
         device(type='cpu')
     """
-    return to(self, device="cpu")
+    if memory_format is preserve_format:  # (the common call: to's fast path)
+        return to(self, device="cpu")
+    return to(self, device="cpu", memory_format=memory_format)
 
 
 def _type_name(x: Tensor) -> str:
@@ -189,6 +194,11 @@ def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
         >>> ember.zeros(1).type(ember.int64).dtype, ember.zeros(1).type(ember.IntTensor).dtype
         (ember.int64, ember.int32)
     """
+    if set(kwargs) - {"async"} or type(kwargs.get("async", non_blocking)) is not bool or \
+            type(non_blocking) is not bool:  # ('async': the old name of non_blocking)
+        wrong = next((k for k in kwargs if k != "async"), None)
+        raise ArgumentTypeError(f"type: unexpected keyword argument {wrong!r}" if wrong else
+                                "type: non_blocking must be a bool")
     if dtype is None:
         return _type_name(self)
     if isinstance(dtype, str):
