@@ -9,15 +9,36 @@ function transforms take and return them.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterator
 from types import UnionType
 from typing import Any
 
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, ArgumentTypeError
 from ember.utils._pytree_dataclass import register_dataclass  # noqa: F401 - torch's name
+from ember.utils._pytree_keys import (  # noqa: F401 - key_get: torch's name
+    GetAttrKey,
+    MappingKey,
+    SequenceKey,
+    key_get,
+    keystr,
+)
+from ember.utils._pytree_serialize import (  # noqa: F401 - torch's names
+    _register_namedtuple,
+    record_serialization,
+    treespec_dumps,
+    treespec_loads,
+    treespec_pprint,
+)
+from ember.utils._pytree_types import (  # noqa: F401 - torch's names
+    is_namedtuple,
+    is_namedtuple_class,
+    is_namedtuple_instance,
+    is_structseq,
+    is_structseq_class,
+    is_structseq_instance,
+)
 
 
 class TreeSpec:
@@ -127,9 +148,10 @@ def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatte
     """Makes instances of ``kind`` pytree nodes: ``flatten_fn(x)`` gives ``(children,
     context)`` and ``unflatten_fn(children, context)`` rebuilds ``x``. Unregistered types are
     leaves (subclasses too, as in ``torch.utils._pytree``). PyTorch's keywords for
-    serializing specs and for key paths are accepted so that registrations port unchanged;
-    Ember serializes no specs; ``flatten_with_keys_fn(x)`` (``([(key, child), ...],
-    context)``) gives :func:`tree_flatten_with_path` its keys.
+    serializing specs and for key paths work as there: ``serialized_type_name`` (with
+    ``to_dumpable_context``/``from_dumpable_context``, else the context as JSON) lets
+    :func:`treespec_dumps` write specs holding ``kind``; ``flatten_with_keys_fn(x)``
+    (``([(key, child), ...], context)``) gives :func:`tree_flatten_with_path` its keys.
 
     Example:
         >>> @dataclasses.dataclass
@@ -143,6 +165,7 @@ def register_pytree_node(kind: type, flatten_fn: Flatten, unflatten_fn: Unflatte
     if kind in _NODES:
         raise ArgumentError(f"register_pytree_node: {kind.__name__} is already a pytree node")
     _NODES[kind] = (flatten_fn, unflatten_fn)
+    record_serialization(kind, serialized_type_name, to_dumpable_context, from_dumpable_context)
     if flatten_with_keys_fn is not None:
         _KEY_FNS[kind] = flatten_with_keys_fn
 
@@ -280,6 +303,9 @@ def tree_unflatten(leaves: Any, spec: TreeSpec) -> Any:
         >>> tree_unflatten([4, 5, 6], spec)
         (4, [5, 6])
     """
+    if not isinstance(spec, TreeSpec):
+        raise ArgumentTypeError(f"tree_unflatten: expected a TreeSpec, got "
+                                f"{type(spec).__name__}. Hint: tree_unflatten(leaves, spec)")
     leaves = list(leaves)
     if len(leaves) != spec.num_leaves:
         raise ArgumentError(f"tree_unflatten: {len(leaves)} leaves given for a structure with "
@@ -451,45 +477,6 @@ def tree_all_only(types_or_pred: Any, pred: Callable[[Any], bool], tree: Any,
     return all(pred(x) for x in tree_iter(tree, is_leaf) if keep(x))
 
 
-@dataclasses.dataclass(frozen=True)
-class SequenceKey:
-    """A key path entry: item ``idx`` of a sequence (printed ``[0]``)."""
-
-    idx: int
-
-    def __str__(self) -> str:
-        return f"[{self.idx!r}]"
-
-    def get(self, sequence: Any) -> Any:
-        return sequence[self.idx]
-
-
-@dataclasses.dataclass(frozen=True)
-class MappingKey:
-    """A key path entry: item ``key`` of a mapping (printed ``['key']``)."""
-
-    key: Any
-
-    def __str__(self) -> str:
-        return f"[{self.key!r}]"
-
-    def get(self, mapping: Any) -> Any:
-        return mapping[self.key]
-
-
-@dataclasses.dataclass(frozen=True)
-class GetAttrKey:
-    """A key path entry: attribute ``name`` (a named tuple's field; printed ``.name``)."""
-
-    name: str
-
-    def __str__(self) -> str:
-        return f".{self.name}"
-
-    def get(self, obj: Any) -> Any:
-        return getattr(obj, self.name)
-
-
 def _keyed_children(tree: Any, node: tuple[Any, Any],
                     keys: str = "torch") -> list[tuple[Any, Any]]:
     """``(key, child)`` pairs of a node. ``keys="torch"``: as PyTorch's key paths (a
@@ -572,16 +559,6 @@ def tree_leaves_with_path(tree: Any, is_leaf: IsLeaf | None = None) -> list:
         [((SequenceKey(idx=0),), 7)]
     """
     return tree_flatten_with_path(tree, is_leaf)[0]
-
-
-def keystr(kp: tuple) -> str:
-    """A key path as Python indexing text.
-
-    Example:
-        >>> keystr((MappingKey("a"), SequenceKey(0)))
-        "['a'][0]"
-    """
-    return "".join(str(k) for k in kp)
 
 
 def tree_map_with_path(fn: Callable, tree: Any, *rest: Any,

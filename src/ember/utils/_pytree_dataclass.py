@@ -16,8 +16,7 @@ def register_dataclass(cls: type, *, field_names: list[str] | None = None,
     of a dataclass's ``init`` fields), rebuilt by ``cls(**fields)``. As in PyTorch,
     ``drop_field_names`` only tells which init fields a given ``field_names`` may leave out, a
     field that is None is no child (it comes back None), and a class that is not a dataclass
-    must name its fields. ``serialized_type_name`` is accepted for PyTorch's signature (Ember
-    serializes no specs).
+    must name its fields. ``serialized_type_name`` names the class for ``treespec_dumps``.
 
     Example:
         >>> from ember.utils._pytree import register_dataclass, tree_leaves
