@@ -85,3 +85,12 @@ def test_cpu_takes_memory_format():
     assert t.cpu(memory_format=torch.contiguous_format) is t
     assert x.cpu(memory_format=ember.channels_last).stride() == \
         t.cpu(memory_format=torch.channels_last).stride()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_type_takes_memory_format(dtype):
+    t = torch.ones(2, 3, 4, 5).type(getattr(torch, dtype), memory_format=torch.channels_last)
+    x = ember.ones(2, 3, 4, 5).type(getattr(ember, dtype), memory_format=ember.channels_last)
+    assert x.stride() == t.stride() == (60, 1, 15, 3)
+    x = ember.ones(2, 3, 4, 5).type("torch.DoubleTensor", memory_format=ember.channels_last)
+    assert x.stride() == (60, 1, 15, 3)

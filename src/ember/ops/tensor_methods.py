@@ -182,11 +182,12 @@ def _named_dtype(name: str) -> dtypes.DType:
 
 
 @method("type")
-def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, *,
+          memory_format: Any = preserve_format, **kwargs: Any) -> Any:
     """With no dtype, the type's name, as PyTorch's (``'ember.FloatTensor'`` where PyTorch
     says ``'torch.FloatTensor'``); else the tensor converted to ``dtype``: a dtype, a legacy
     type such as ``ember.DoubleTensor``, or its name (``'ember.DoubleTensor'``,
-    ``'torch.LongTensor'``, ``'torch.cuda.FloatTensor'``).
+    ``'torch.LongTensor'``, ``'torch.cuda.FloatTensor'``), laid out in ``memory_format``.
 
     Example:
         >>> ember.zeros(1).type()
@@ -204,10 +205,10 @@ def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs:
     if isinstance(dtype, str):
         on_cuda = ".cuda." in dtype
         return to(self, dtype=_named_dtype(dtype.replace(".cuda.", ".")),
-                  device="cuda" if on_cuda else self.device)
+                  device="cuda" if on_cuda else self.device, memory_format=memory_format)
     if isinstance(dtype, TensorType):
         dtype = dtype.dtype
-    return to(self, dtype=dtypes.to_dtype(dtype))
+    return to(self, dtype=dtypes.to_dtype(dtype), memory_format=memory_format)
 
 
 @method()
