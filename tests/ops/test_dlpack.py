@@ -167,3 +167,16 @@ def test_from_dlpack_copy_false_refuses_a_device_move_and_copy_must_be_a_bool_as
 def test_from_dlpack_to_a_device_without_a_backend_is_named():
     with pytest.raises(ember.DeviceError, match="cuda"):
         ember.from_dlpack(np.arange(3.0), device="cuda")
+
+
+def test_to_dlpack_exports_a_tensor_that_requires_grad_as_torch():
+    # torch.utils.dlpack.to_dlpack(param) shares the memory (only __dlpack__ refuses);
+    # Ember's to_dlpack raised GradError
+    t_param, e_param = torch.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
+    t_back = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t_param))
+    e_back = ember.utils.dlpack.from_dlpack(ember.utils.dlpack.to_dlpack(e_param))
+    assert e_back.requires_grad is t_back.requires_grad is False
+    assert e_back.data_ptr() == e_param.data_ptr()
+    shared = torch.utils.dlpack.from_dlpack(ember.utils.dlpack.to_dlpack(e_param))
+    shared[0] = 5.0
+    assert e_param.tolist() == [5.0, 1.0]

@@ -7,8 +7,8 @@ The exchange goes through NumPy's DLPack support, on the CPU. NumPy has no bfloa
 own (Ember's is ``ml_dtypes``'), so bfloat16 crosses as DLPack's bfloat16 by relabelling the
 exchanged descriptor: exported as NumPy's uint16 export with its dtype field set to bfloat16,
 imported by reading a bfloat16 descriptor as uint16 and viewing the array as bfloat16 (no copy
-either way). A tensor that requires grad is refused on export, as in PyTorch (DLPack carries
-no history).
+either way). ``__dlpack__`` refuses a tensor that requires grad, as in PyTorch (DLPack carries
+no history); ``to_dlpack`` exports its memory, as PyTorch's does.
 
 Example:
     >>> a = np.zeros(3)
@@ -204,7 +204,9 @@ def to_dlpack(tensor: Tensor) -> Any:
     """A DLPack capsule (the unversioned kind, as PyTorch's ``to_dlpack`` makes) sharing the
     memory of ``tensor``, for a consumer that takes capsules
     (``torch.utils.dlpack.from_dlpack``, :func:`from_dlpack`); it can be imported once.
-    Consumers that take the tensor itself are better given the tensor.
+    Consumers that take the tensor itself are better given the tensor. A tensor that requires
+    grad is exported as its detached memory, as PyTorch's ``to_dlpack`` does (``__dlpack__``
+    refuses it).
 
     Example:
         >>> x = ember.arange(3.0)
@@ -214,7 +216,7 @@ def to_dlpack(tensor: Tensor) -> Any:
     """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"to_dlpack: expected an ember.Tensor, got {type_name(tensor)}")
-    return tensor.__dlpack__()
+    return tensor.detach().__dlpack__()
 
 
 def _check_no_grad(op: str, tensor: Tensor) -> None:
