@@ -54,3 +54,20 @@ def test_multinomial_with_replacement_never_draws_a_trailing_zero_weight_categor
     assert ember.multinomial(probs, 3, True, generator=g).tolist() == [[9] * 3, [7] * 3]
     t = torch.multinomial(torch.tensor(probs.numpy()), 10000, True)
     assert set(t.unique().tolist()) <= set(range(10)) | {6, 7}  # (torch: never a zero one)
+
+
+@pytest.mark.parametrize("args", [(ember.tensor([0.0, 100.0, 200.0]),),
+                                  (0.0, ember.tensor([1.0, 2.0, 3.0]))])
+def test_normal_fill_takes_numbers_not_a_tensor_of_means_like_torch(args):
+    with pytest.raises(TypeError, match="must be float"):
+        torch.zeros(3).normal_(*(torch.tensor(a.numpy()) if isinstance(a, ember.Tensor) else a
+                                 for a in args))
+    with pytest.raises(TypeError, match="must be float, not a Tensor of shape"):
+        ember.zeros(3).normal_(*args)  # (a tensor of means was broadcast, one per element)
+    with pytest.raises(TypeError, match="must be float, not a Tensor of shape"):
+        ember.nn.init.normal_(ember.zeros(3), *args)
+
+
+def test_normal_fill_takes_a_one_element_tensor_as_its_number():
+    out = ember.zeros(1000, dtype=ember.float64).normal_(ember.tensor(5.0), ember.tensor(0.5))
+    assert abs(float(out.mean()) - 5.0) < 0.1 and abs(float(out.std()) - 0.5) < 0.05

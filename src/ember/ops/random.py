@@ -272,9 +272,10 @@ def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device:
                    generator: Generator | None = None) -> Tensor:
     """Samples from N(mean, std²) of ``shape``, as ``normal_`` and ``nn.init.normal_`` fill a
     tensor; for a complex dtype, PyTorch's complex normal: each part N(mean, std²/2)."""
+    mean, std = (float(v) if type(v) is int else as_float(v, "normal_", name)  # (a tensor:
+                 for v, name in ((mean, "mean"), (std, "std")))  # one element, not broadcast)
     if not std >= 0:
         raise ArgumentError(f"normal_: expects std >= 0.0, but found std {std}")
-    mean, std = as_doubles(mean, std)
     n = randn(shape, dtype=dtype, device=device, generator=generator) * std
     return n + (mean * (1 + 1j) if n.dtype.is_complex else mean)
 
