@@ -9,6 +9,7 @@ them. See docs/custom_ops.md.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,8 +20,8 @@ from ember.library.registry import Library, custom_op, define, impl, lookup
 from ember.library.schema import infer_schema
 
 __all__ = ["CustomOpDef", "Library", "OpCheckError", "custom_op", "define", "get_ctx", "impl",
-           "infer_schema", "opcheck", "register_autograd", "register_fake", "register_kernel",
-           "register_vmap"]
+           "impl_abstract", "infer_schema", "opcheck", "register_autograd", "register_fake",
+           "register_kernel", "register_vmap"]
 
 
 def register_fake(op: str | CustomOpDef, func: Callable | None = None, /, *,
@@ -36,6 +37,23 @@ def register_fake(op: str | CustomOpDef, func: Callable | None = None, /, *,
     """
     target = lookup(op)
     return target.register_fake if func is None else target.register_fake(func)
+
+
+def impl_abstract(qualname: str | CustomOpDef, func: Callable | None = None, *,
+                  lib: Library | None = None, _stacklevel: int = 1) -> Callable:
+    """PyTorch's name of :func:`register_fake` before 2.4, kept (deprecated there: a
+    FutureWarning) so older code runs.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     rule = ember.library.impl_abstract("mylib::numpy_sin", ember.empty_like)
+    """
+    warnings.warn("`ember.library.impl_abstract` was renamed to `ember.library.register_fake` "
+                  "(as torch.library's in PyTorch 2.4). Please use that instead.",
+                  FutureWarning, stacklevel=2)
+    return register_fake(qualname, func, lib=lib)
 
 
 def register_autograd(op: str | CustomOpDef, backward: Callable, /, *,
