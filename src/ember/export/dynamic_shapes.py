@@ -22,8 +22,8 @@ from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten
 from ember.tensor import Tensor
 
-__all__ = ["DerivedDim", "Dim", "DimHint", "ShapesCollection", "ValueRange", "bind_call",
-           "by_name", "dims"]
+__all__ = ["DerivedDim", "Dim", "DimHint", "RangedHint", "ShapesCollection", "ValueRange",
+           "bind_call", "by_name", "dims", "hint_of"]
 
 
 class DimHint(enum.Enum):
@@ -36,6 +36,41 @@ class DimHint(enum.Enum):
 
     def __repr__(self) -> str:
         return f"DimHint({self.value})"
+
+    def __call__(self, min: int | None = None, max: int | None = None) -> RangedHint:
+        """This hint with a range, as torch's: ``Dim.DYNAMIC(min=4, max=64)``."""
+        if min is not None and max is not None and min > max:
+            raise ArgumentError(f"Dim.{self.value}: the range [{min}, {max}] is empty")
+        return RangedHint(self, min, max)
+
+
+@dataclass(frozen=True)
+class RangedHint:
+    """A :class:`DimHint` with a range (``Dim.AUTO(max=64)``): the dim it makes, named
+    ``s0``, ``s1``, ... as the hint's, takes ``[max(min, 2), max]`` (``[2, int_oo]`` unset).
+
+    Example:
+        >>> Dim.DYNAMIC(min=4, max=64)
+        DimHint(DYNAMIC, min=4, max=64)
+    """
+
+    kind: DimHint
+    min: int | None = None
+    max: int | None = None
+
+    def __repr__(self) -> str:
+        bounds = "".join(f", {k}={v}" for k, v in (("min", self.min), ("max", self.max))
+                         if v is not None)
+        return f"DimHint({self.kind.value}{bounds})"
+
+    def range(self) -> ValueRange:
+        return ValueRange(2 if self.min is None else max(self.min, 2),
+                          math.inf if self.max is None else self.max)
+
+
+def hint_of(dim: Any) -> DimHint | None:
+    """The :class:`DimHint` of an axis's entry (a ranged one's kind); None for a Dim."""
+    return dim.kind if isinstance(dim, RangedHint) else dim if isinstance(dim, DimHint) else None
 
 
 class Dim:
@@ -332,9 +367,9 @@ def _tensor_axes(t: Tensor, spec: Any, where: str) -> dict[int, Dim | DimHint]:
         if not isinstance(axis, int) or not -t.ndim <= axis < t.ndim:
             raise ArgumentError(f"ember.export.export: dynamic_shapes{where} names axis {axis!r} "
                                 f"of a tensor of shape {tuple(t.shape)}")
-        if dim is None or dim is DimHint.STATIC:
+        if dim is None or hint_of(dim) is DimHint.STATIC:
             continue
-        if not isinstance(dim, (Dim, DerivedDim, DimHint)):
+        if not isinstance(dim, (Dim, DerivedDim, DimHint, RangedHint)):
             raise TypeError(f"ember.export.export: dynamic_shapes{where}[{axis}] is {dim!r}; "
                             "use a Dim, a derived dim (2 * n, n + 1), Dim.AUTO, Dim.DYNAMIC, "
                             "Dim.STATIC or None")
@@ -348,6 +383,12 @@ def check_example(axes: list[dict], tensors: list[Tensor]) -> None:
     seen: dict[str, tuple[Dim, int]] = {}
     for t, spec in zip(tensors, axes):
         for axis, dim in spec.items():
+            if isinstance(dim, RangedHint) and t.shape[axis] not in dim.range() \
+                    and t.shape[axis] >= 2:  # (0 and 1 stay static, as every hint's)
+                raise ConstraintViolationError(
+                    f"ember.export.export: Constraints violated! The example input's size "
+                    f"{t.shape[axis]} is not in the range of {dim!r}. Hint: widen the range or "
+                    "export with an example inside it")
             if not isinstance(dim, Dim):
                 continue
             size = t.shape[axis]

@@ -18,10 +18,12 @@ from ember.export.dynamic_shapes import (
     DerivedDim,
     Dim,
     DimHint,
+    RangedHint,
     ValueRange,
     bind_call,
     by_name,
     check_example,
+    hint_of,
     leaf_axes,
 )
 from ember.export.errors import ConstraintViolationError, ExportError
@@ -250,7 +252,7 @@ def _dim_names(axes: list[dict], tensors: list[Tensor]) -> dict[int, dict[int, s
             if isinstance(dim, DerivedDim):  # (its size follows its root's: no dim of its own)
                 continue
             if tensors[i].shape[axis] < 2:
-                if dim is DimHint.DYNAMIC:
+                if hint_of(dim) is DimHint.DYNAMIC:
                     raise ConstraintViolationError(
                         f"{WHO}: Constraints violated! Dim.DYNAMIC on axis {axis} of input {i}, "
                         f"whose example size is {tensors[i].shape[axis]}: sizes 0 and 1 are "
@@ -315,7 +317,7 @@ def _merged(dims: dict[int, dict[int, str]], axes: list[dict], tensors: list[Ten
 
 
 def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]]:
-    kept = {i: {a: n for a, n in spec.items() if axes[i][a] is not DimHint.AUTO}
+    kept = {i: {a: n for a, n in spec.items() if hint_of(axes[i][a]) is not DimHint.AUTO}
             for i, spec in dims.items()}
     return {i: spec for i, spec in kept.items() if spec}
 
@@ -412,7 +414,7 @@ def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:
 
 
 def _ranges(dims: dict[int, dict[int, str]], axes: list[dict]) -> dict[str, ValueRange]:
-    """Each dim's range: a Dim's own, ``[2, int_oo]`` for one only hints name."""
+    """Each dim's range: a Dim's own, a ranged hint's, ``[2, int_oo]`` for other hints."""
     ranges: dict[str, ValueRange] = {}
     for i, spec in sorted(dims.items()):
         for axis, name in sorted(spec.items()):
@@ -421,5 +423,6 @@ def _ranges(dims: dict[int, dict[int, str]], axes: list[dict]) -> dict[str, Valu
                 upper = math.inf if dim.max is None else dim.max
                 ranges[name] = ValueRange(dim.min, upper)
             else:
-                ranges.setdefault(name, ValueRange(2, math.inf))
+                ranges.setdefault(name, dim.range() if isinstance(dim, RangedHint) else
+                                  ValueRange(2, math.inf))
     return ranges
