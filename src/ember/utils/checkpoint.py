@@ -12,8 +12,10 @@ their gradients through the ordinary graph.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, enable_grad
@@ -24,7 +26,7 @@ from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name fo
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor
-from ember.utils._pytree import _leaves_with_path_where, keystr
+from ember.utils._pytree import _leaves_with_path_where, keystr, tree_leaves
 from ember.utils.selective_checkpoint import (
     CheckpointPolicy,
     SelectiveCheckpointContext,
@@ -34,7 +36,8 @@ from ember.utils.selective_checkpoint import (
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointPolicy",
            "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
            "set_checkpoint_early_stop", "set_checkpoint_debug_enabled", "detach_variable",
-           "noop_context_fn"]
+           "noop_context_fn", "check_backward_validity", "DefaultDeviceType",
+           "get_device_states", "set_device_states"]
 
 # layer-5 state (autocast) to capture at forward and restore at recompute: name -> (get, run)
 # where ``run(state, fn)`` calls ``fn`` under ``state``. ember.amp registers itself here.
@@ -309,6 +312,83 @@ def detach_variable(inputs: tuple) -> tuple:
                            f"{type(inputs).__name__}")
     return tuple(t.detach().requires_grad_(t.requires_grad) if isinstance(t, Tensor) else t
                  for t in inputs)
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warns, as PyTorch's, when no tensor of ``inputs`` requires grad (a reentrant checkpoint
+    of them would give no gradients).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_backward_validity((ember.ones(2), 3))
+        >>> str(caught[0].message)
+        'None of the inputs have requires_grad=True. Gradients will be None'
+    """
+    if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+class DefaultDeviceType:
+    """The device type whose RNG states :func:`set_device_states` restores when not told
+    (PyTorch's): the accelerator's, else ``"cpu"``, until :meth:`set_device_type`.
+
+    Example:
+        >>> DefaultDeviceType.get_device_type()
+        'cpu'
+    """
+
+    _default_device_type: str | None = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        if not DefaultDeviceType._default_device_type:
+            from ember.accelerator import current_accelerator
+
+            accelerator = current_accelerator(True)
+            DefaultDeviceType._default_device_type = getattr(accelerator, "type", "cpu")
+        return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list[Any]]:
+    """The device index of each tensor in ``args`` (pytrees) that is not on the CPU or the
+    meta device, and the RNG state of each of those devices (PyTorch's, for a checkpoint of
+    one's own: :func:`set_device_states` restores them); two empty lists on the CPU.
+
+    Example:
+        >>> get_device_states(ember.ones(2), [ember.zeros(1), 3])
+        ([], [])
+    """
+    on_devices = [x for x in tree_leaves(args) if isinstance(x, Tensor)
+                  and x.device.type not in ("cpu", "meta")]
+    if not on_devices:
+        return [], []
+    kinds = [x.device.type for x in on_devices]
+    module = importlib.import_module(f"ember.{'cuda' if 'cuda' in kinds else kinds[0]}")
+    ids = [x.get_device() for x in on_devices]
+    return ids, [module.get_rng_state(i) for i in ids]
+
+
+def set_device_states(devices: Sequence[int], states: Sequence[Any], *,
+                      device_type: str | None = None) -> None:
+    """Restores the RNG state of each device index in ``devices`` (of ``device_type``,
+    default :meth:`DefaultDeviceType.get_device_type`) from :func:`get_device_states`.
+
+    Example:
+        >>> set_device_states(*get_device_states(ember.ones(2)))
+    """
+    device_type = device_type or DefaultDeviceType.get_device_type()
+    if device_type == "meta" or not devices:
+        return
+    module = importlib.import_module(f"ember.{device_type}")
+    for device, state in zip(devices, states, strict=False):
+        module.set_rng_state(state, device)
 
 
 # checkpoint's options that checkpoint_sequential passes on (torch's takes preserve_rng_state)
