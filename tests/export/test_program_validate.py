@@ -93,3 +93,24 @@ def test_signature_fields_ember_never_fills_are_torchs_empty_values():
     assert ours.non_persistent_buffers == theirs.non_persistent_buffers == ("table",)
     ep = _programs()[0]
     assert ep.tensor_constants is ep.constants
+
+
+def _dynamic(lib):
+    class Model(lib.nn.Module):
+        def forward(self, x):
+            t = x.shape[1]
+            return (x + lib.ones(t, t) + lib.arange(t)).reshape(-1) * 2
+
+    return Model()
+
+
+def test_a_fresh_program_with_dynamic_sizes_validates_as_in_torch():
+    # (its graph calls sym_size, full, arange and size arithmetic besides primitives;
+    # validate() refused them: SpecViolationError 'arange ... is not a primitive')
+    for lib in (torch, ember):
+        t = lib.export.Dim("t", max=64)
+        ep = lib.export.export(_dynamic(lib), (lib.randn(3, 5, 5),),
+                               dynamic_shapes=({0: lib.export.Dim("b"), 1: t, 2: t},))
+        ep.validate()
+    targets = {getattr(n.target, "__name__", None) for n in ep.graph.nodes}
+    assert {"sym_size", "arange", "mul"} <= targets

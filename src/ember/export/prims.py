@@ -10,14 +10,16 @@ Example:
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ember.fx import tracer as fx_trace
 from ember.library.custom_op import CustomOpPrimitive
+from ember.ops.creation import arange, full
 from ember.ops.primitive import PRIMITIVES, Primitive, apply
 from ember.tensor import Tensor
 
-__all__ = ["PrimitiveOp", "op", "sym_size"]
+__all__ = ["FUNCTIONS", "PrimitiveOp", "op", "sym_size"]
 
 
 class PrimitiveOp:
@@ -69,6 +71,12 @@ def sym_size(t: Tensor, dim: int) -> int:
 
 
 sym_size._qualified_name = "ember.export.prims.sym_size"
+
+#: the functions an exported graph calls besides primitives (a dynamic size's arithmetic, the
+#: constants that follow it, a primitive's outputs), by their names in a saved program
+FUNCTIONS = {"sym_size": sym_size, "full": full, "arange": arange, "getitem": operator.getitem,
+             "mul": operator.mul, "add": operator.add, "sub": operator.sub,
+             "truediv": operator.truediv}
 
 
 def __getattr__(name: str) -> PrimitiveOp:

@@ -9,7 +9,6 @@ import collections
 import inspect
 import json
 import math
-import operator
 import os
 import sys
 from typing import IO, Any
@@ -39,16 +38,11 @@ from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.io.safetensors_file import read_arrays, write_arrays
 from ember.jit.ir import Source, type_str
 from ember.jit.serialize import check_params, decode_param, encode_param
-from ember.ops.creation import arange, full
 from ember.ops.primitive import PRIMITIVES
 from ember.tensor import Tensor
 
 FORMAT = "ember.export/1"
-#: the functions an exported graph calls besides primitives, by their names in the file
-FUNCTIONS = {"sym_size": prims.sym_size, "full": full, "arange": arange,
-             "getitem": operator.getitem,
-             "mul": operator.mul, "add": operator.add, "sub": operator.sub,
-             "truediv": operator.truediv}
+FUNCTIONS = prims.FUNCTIONS  # (the functions besides primitives, by their names in the file)
 _NAMES = {id(fn): name for name, fn in FUNCTIONS.items()}
 _EXTRA = "ember.export.extra_files"  # the metadata key of save's extra_files
 

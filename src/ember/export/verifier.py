@@ -8,7 +8,7 @@ import operator
 from typing import Any
 
 from ember.export.graph_signature import ConstantArgument, InputKind, OutputKind
-from ember.export.prims import PrimitiveOp, sym_size
+from ember.export.prims import FUNCTIONS, PrimitiveOp
 from ember.nn import Parameter
 
 __all__ = ["SpecViolationError", "verify"]
@@ -29,9 +29,10 @@ def verify(ep: Any) -> None:
                                      f"{node.name}): it holds placeholders, call_function "
                                      "nodes and one output")
         if node.op == "call_function" and not isinstance(node.target, PrimitiveOp) \
-                and node.target not in (sym_size, operator.getitem):
+                and not any(node.target is f for f in FUNCTIONS.values()):
             raise SpecViolationError(f"node {node.name} calls {node.target!r}, which is not a "
-                                     "primitive of ember.export.prims")
+                                     "primitive of ember.export.prims (nor sym_size, getitem, "
+                                     "full, arange or the size arithmetic + - * /)")
         tensor = node.op == "placeholder" or isinstance(node.target, PrimitiveOp) and not (
             node.users and all(u.target is operator.getitem for u in node.users))
         if tensor and "val" not in node.meta:  # (of several outputs, the getitems' say)
