@@ -94,3 +94,21 @@ def test_type_takes_memory_format(dtype):
     assert x.stride() == t.stride() == (60, 1, 15, 3)
     x = ember.ones(2, 3, 4, 5).type("torch.DoubleTensor", memory_format=ember.channels_last)
     assert x.stride() == (60, 1, 15, 3)
+
+
+@pytest.mark.parametrize("make", ["zeros(2, {})", "tensor([1.0], {})", "full((2,), 1.0, {})",
+                                  "zeros_like(LIB.ones(2), {})", "ones(2).new_zeros(2, {})",
+                                  "ones(2).new_tensor([1.0], {})", "arange(2.0, {})"])
+@pytest.mark.parametrize("flag", ["1", "'yes'"])
+def test_creation_takes_only_a_bool_requires_grad(make, flag):
+    code = "LIB." + make.format(f"requires_grad={flag}")
+    with pytest.raises(TypeError):
+        eval(code.replace("LIB", "torch"), {"torch": torch})
+    with pytest.raises(TypeError, match="requires_grad must be a bool"):  # (1 was kept as 1)
+        eval(code.replace("LIB", "ember"), {"ember": ember})
+
+
+def test_factories_read_requires_grad_none_as_false():
+    assert torch.zeros(2, requires_grad=None).requires_grad is False
+    assert ember.zeros(2, requires_grad=None).requires_grad is False
+    assert ember.ones(2).new_zeros(2, requires_grad=None).requires_grad is False

@@ -62,6 +62,7 @@ from ember.ops.tensor_data import (
     preserved_copy,
     read_data,
     read_objects,
+    torch_memory,
     unreadable,
 )
 from ember.size import Size
@@ -137,6 +138,10 @@ def _non_negative(op: str, name: str, value: int) -> int:
 
 
 def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:
+    if requires_grad is not False and requires_grad is not True:  # (1 was kept: x.requires_grad 1)
+        if requires_grad is not None:  # (None: the default, as PyTorch's factories read it)
+            raise ArgumentTypeError(f"requires_grad must be a bool, got {requires_grad!r}")
+        requires_grad = False
     if requires_grad and dtypes.from_numpy(array.dtype).category < dtypes.FLOAT:
         raise DTypeError(f"only floating and complex tensors can require grad; this one is "
                          f"{dtypes.from_numpy(array.dtype).name}")
@@ -201,7 +206,8 @@ def legacy_tensor(args: tuple, dtype: Any, device: Any, requires_grad: bool) -> 
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """Like :func:`tensor`, but shares memory with ``data`` where it can (no copy).
+    """Like :func:`tensor`, but shares memory with ``data`` where it can (no copy): a tensor, a
+    NumPy array, or a CPU ``torch.Tensor`` not requiring grad, of ``dtype`` or with none given.
 
     Example:
         >>> ember.as_tensor(np.zeros(3)).dtype
@@ -211,6 +217,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         if dtype is None or dtypes.to_dtype(dtype) is data.dtype:
             return data if device is None else data.to(device)
         return data.to(dtypes.to_dtype(dtype))
+    if not isinstance(data, np.ndarray):  # (a CPU torch.Tensor: its memory, as torch's)
+        data = memory if (memory := torch_memory(data)) is not None else data
     if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_dtype(dtype).np == data.dtype):
         return from_numpy(data) if device is None else from_numpy(data).to(device)
     return tensor(data, dtype=dtype, device=device)
