@@ -271,13 +271,18 @@ def randn(*sizes: Any, size: Any = NO_SIZE, generator: Generator | None = None,
 def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device: Any = None,
                    generator: Generator | None = None) -> Tensor:
     """Samples from N(mean, std²) of ``shape``, as ``normal_`` and ``nn.init.normal_`` fill a
-    tensor; for a complex dtype, PyTorch's complex normal: each part N(mean, std²/2)."""
+    tensor; for a complex dtype, PyTorch's complex normal: each part N(mean, std²/2). A real
+    sample is ``mean + std * z`` computed in float64 and rounded once, as PyTorch's (in a 16-bit
+    dtype, ``std * z`` alone may overflow where the sum does not)."""
     mean, std = (float(v) if type(v) is int else as_float(v, "normal_", name)  # (a tensor:
                  for v, name in ((mean, "mean"), (std, "std")))  # one element, not broadcast)
     if not std >= 0:
         raise ArgumentError(f"normal_: expects std >= 0.0, but found std {std}")
-    n = randn(shape, dtype=dtype, device=device, generator=generator) * std
-    return n + (mean * (1 + 1j) if n.dtype.is_complex else mean)
+    dt = _float_dtype(dtype, "normal_", complex_ok=True)
+    if not dt.is_complex:
+        return _sampled("normal_", Normal, (shape,), dt, device, False, mean=mean, std=std,
+                        generator=generator)
+    return randn(shape, dtype=dt, device=device, generator=generator) * std + mean * (1 + 1j)
 
 
 def as_doubles(*params: Any) -> tuple:

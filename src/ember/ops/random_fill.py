@@ -17,7 +17,7 @@ from ember.autograd.grad_mode import refuse_inference_write
 from ember.errors import ArgumentError, DTypeError
 from ember.ops.int_args import as_float
 from ember.ops.primitive import refuse_limited
-from ember.ops.random import Generator, check_draw_bounds, rand, randint, randn
+from ember.ops.random import Generator, check_draw_bounds, normal_samples, rand, randint
 from ember.ops.rounding import ceil
 from ember.ops.unary import exp, log1p, tan
 from ember.tensor import Tensor, method
@@ -145,8 +145,9 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
     _check_floating("log_normal_", self)
     mean, std = _parameter("log_normal_", "mean", mean), _parameter("log_normal_", "std", std)
     _check_positive("log_normal_", "std", std)
-    z = randn(self.shape, dtype=self.dtype, generator=generator, device=self.device)
-    return self.copy_(exp(z * std + mean))
+    dt = self.dtype if self.dtype in (dtypes.float32, dtypes.float64) else dtypes.float64
+    z = normal_samples(self.shape, mean, std, dtype=dt, generator=generator, device=self.device)
+    return self.copy_(exp(z))  # (a 16-bit std * z could overflow where exp(mean + std z) is 0)
 
 
 @method()
