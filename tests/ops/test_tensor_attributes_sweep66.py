@@ -112,3 +112,10 @@ def test_factories_read_requires_grad_none_as_false():
     assert torch.zeros(2, requires_grad=None).requires_grad is False
     assert ember.zeros(2, requires_grad=None).requires_grad is False
     assert ember.ones(2).new_zeros(2, requires_grad=None).requires_grad is False
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3, 4)])
+def test_dense_tensors_answer_the_sparse_and_distributed_questions(shape):
+    t, x = torch.zeros(shape), ember.zeros(shape)
+    assert (x.sparse_dim(), x.dense_dim(), x.is_distributed()) == \
+        (t.sparse_dim(), t.dense_dim(), t.is_distributed())

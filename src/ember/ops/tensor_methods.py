@@ -89,6 +89,40 @@ def nelement(self: Tensor) -> int:
 
 
 @method()
+def sparse_dim(self: Tensor) -> int:
+    """The number of sparse dimensions: 0 for a dense tensor, as PyTorch's (sparse tensors
+    answer for themselves).
+
+    Example:
+        >>> ember.zeros(2, 3).sparse_dim(), ember.zeros(2, 3).dense_dim()
+        (0, 2)
+    """
+    return 0
+
+
+@method()
+def dense_dim(self: Tensor) -> int:
+    """The number of dense dimensions: all of a dense tensor's (``dim()``), as PyTorch's.
+
+    Example:
+        >>> ember.zeros(2, 3).dense_dim()
+        2
+    """
+    return self.ndim
+
+
+@method()
+def is_distributed(self: Tensor) -> bool:
+    """False, as PyTorch's for every tensor (a legacy question; ``DTensor`` is distributed).
+
+    Example:
+        >>> ember.zeros(1).is_distributed()
+        False
+    """
+    return False
+
+
+@method()
 def is_signed(input: Tensor) -> bool:
     """Whether the dtype is signed (floating and signed integer types).
 
