@@ -81,3 +81,36 @@ def test_output_copied_from_a_grad_owns_its_memory(differentiable):
         np.testing.assert_array_equal(y.numpy(), [1.0 + 5 * k] * 3)
         w.grad.add_(5)  # (the caller's .grad, written after the call: y keeps its value)
         np.testing.assert_array_equal(y.numpy(), [1.0 + 5 * k] * 3)
+
+
+def _copies_around_a_step(opt_class, compiled, **kwargs):
+    """Four calls of a step returning copies (``copy_`` into new tensors) of a weight, its
+    gradient and the optimizer's first state tensor, taken before the step and
+    ``zero_grad`` write them in place, and a value computed from them after."""
+    ember.manual_seed(0)
+    m = ember.nn.Linear(3, 2)
+    opt = opt_class(m.parameters(), lr=0.5, **kwargs)
+
+    def step(x):
+        before, g, s = ember.zeros(2, 3), ember.zeros(2, 3), ember.zeros(2, 3)
+        before.copy_(m.weight.detach())
+        (m(x) ** 2).sum().backward()
+        g.copy_(m.weight.grad)
+        if m.weight in opt.state:
+            s.copy_(next(iter(opt.state[m.weight].values())))  # (Adam's: its step count)
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+        return before, g, s, before * 2 + g
+
+    f = ember.jit.compile(step) if compiled else step
+    return [[t.numpy().copy() for t in f(ember.ones(4, 3) * (i + 1))] for i in range(4)]
+
+
+@pytest.mark.parametrize("opt_class, kwargs", [(ember.optim.SGD, {"momentum": 0.9}),
+                                               (ember.optim.Adam, {"amsgrad": True})])
+def test_copies_taken_before_an_optimizer_step_keep_their_values(opt_class, kwargs):
+    eager = _copies_around_a_step(opt_class, False, **kwargs)
+    compiled = _copies_around_a_step(opt_class, True, **kwargs)
+    for e, c in zip(eager, compiled):
+        for a, b in zip(e, c):
+            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-6)

@@ -10,6 +10,7 @@ from ember.jit.ir import Effect, Eqn
 from ember.jit.kernels import owner as memory_owner
 from ember.jit.outside_memory import by_owner, overlap
 from ember.jit.sources import TraceError, _at, user_source
+from ember.ops.primitive import PRIMITIVES
 from ember.tensor import Tensor, _wrap
 
 
@@ -24,6 +25,7 @@ class Effects:
         variables (views of the old values go stale); ``items`` and ``split`` as
         :class:`~ember.jit.ir.Effect`'s."""
         in_vars = [self.var_of(t) for t in ins]
+        self.copy_apart(ins)
         result = call()
         for v, t in zip(in_vars, ins):
             self.invalidate_views(v, t._data)
@@ -32,6 +34,28 @@ class Effects:
         self.graph.eqns.append(Eqn(Effect(name, run, items, split), in_vars, {}, out_vars,
                                    user_source()))
         return result
+
+    def copy_apart(self, written: list[Tensor]) -> None:
+        """Before an effect writes the memory of ``written`` in place: another array holding
+        one's value, or a view of it, as its own (``y.copy_(w)``, ``g.copy_(w.grad)``,
+        ``s.copy_(state["step"])``; the graph gives it the same variable) gets a copy of it,
+        made here, so that it keeps the value the effect overwrites."""
+        memory = {}
+        for t in written:
+            var = self.lookup(t._data)
+            if var is not None:
+                memory[self.view_root.get(var, var)] = t._data
+        copies: dict = {}
+        for ref, var in list(self.env.values()) if memory else ():
+            array, written_memory = ref(), memory.get(self.view_root.get(var, var))
+            if written_memory is not None and array is not None and \
+                    array is not written_memory and not overlap(array, written_memory):
+                if var not in copies:
+                    copies[var] = self.new_var(array, "eqn")
+                    self.dynamic.add(copies[var])
+                    self.graph.eqns.append(Eqn(PRIMITIVES["copy"], [var], {"order": "K"},
+                                               [copies[var]], user_source()))
+                self.rebind(array, copies[var])
 
     def optimizer_step(self, opt: Any, call: Any, closure: Any = None) -> Any:  # noqa: D417
         """``opt.step()``: one effect over parameters and gradients, which the early-update
@@ -59,6 +83,7 @@ class Effects:
         self.binds_grads = True
         self.stepped.append(opt)
         self._write_state_before(opt)
+        self.copy_apart([t for _, t in self.found.optimizer_state(opt)])
 
         def part(ks: list[int], first: bool) -> Any:
             some = [params[k] for k in ks]
