@@ -35,7 +35,7 @@ from ember.ops.dlpack import from_dlpack
 from ember.ops.fits import check_fits, check_number_int
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.spaced import spaced_dtype, unfused_spaced
-from ember.ops.tensor_data import resolved
+from ember.ops.tensor_data import resolved, torch_memory
 from ember.tensor import Tensor
 
 __all__ = ["asarray", "frombuffer", "empty_strided", "empty_permuted", "scalar_tensor",
@@ -60,8 +60,11 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
         >>> t
         tensor([5., 0.], dtype=ember.float64)
     """
-    if isinstance(obj, np.ndarray) and (device is None or to_device(device).type == "cpu"):
+    on_cpu = device is None or to_device(device).type == "cpu"
+    if isinstance(obj, np.ndarray) and on_cpu:
         obj = from_numpy(obj)
+    elif on_cpu and (memory := torch_memory(obj)) is not None:  # (a torch.Tensor, quickly)
+        obj = from_numpy(memory)
     elif _shares_by_dlpack(obj):  # (a torch.Tensor: its memory, as torch.asarray shares it)
         pending = resolved(obj)  # (a negative or conjugate bit: a copy, its values applied)
         if pending is not obj:
@@ -72,7 +75,9 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
                                     "its values must be copied. Hint: allow a copy (copy=None)")
             obj, copy = pending, None
         obj = from_dlpack(obj)
-    if isinstance(obj, Tensor):
+    if isinstance(obj, Tensor) and dtype is None and device is None and not copy:
+        out = obj  # (what ``to`` returns then, without reading its arguments)
+    elif isinstance(obj, Tensor):
         dt = obj.dtype if dtype is None else dtypes.to_dtype(dtype)
         dev = obj.device if device is None else to_device(device)
         if copy is False and (dt is not obj.dtype or dev != obj.device):

@@ -203,6 +203,19 @@ def resolved(obj: Any) -> Any:
     return obj.resolve_conj().resolve_neg()
 
 
+def torch_memory(obj: Any) -> np.ndarray | None:
+    """The NumPy array over a CPU ``torch.Tensor``'s memory, shared (what DLPack gives, at a
+    fraction of its cost), or None when NumPy cannot view it so: another object, a subclass,
+    a tensor requiring grad or with a pending negative or conjugate bit, bfloat16, float8,
+    quantized, sparse, or on another device."""
+    if type(obj).__name__ != "Tensor" or type(obj).__module__ != "torch":
+        return None
+    try:
+        return obj.numpy()
+    except (TypeError, RuntimeError):
+        return None
+
+
 def unreadable(data: Any, problem: str) -> NoReturn:
     """Raises ``tensor``'s error for ``data`` NumPy cannot read as numbers: a ShapeError
     saying where it is ragged, else a TypeError stating ``problem``."""
