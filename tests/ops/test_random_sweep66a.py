@@ -91,3 +91,13 @@ def test_normal_fill_is_mean_plus_std_times_randn_to_rounding():
     ember.manual_seed(3)
     assert np.allclose(filled.numpy(), ember.randn(1000, dtype=ember.float64).numpy() * 3 + 2,
                        rtol=0, atol=1e-12)
+
+
+def test_a_new_generator_starts_from_torchs_default_seed_and_repeats():
+    assert ember.Generator().initial_seed() == torch.Generator().initial_seed() == 67280421310721
+    first = ember.rand(3, generator=ember.Generator())
+    assert bool((ember.rand(3, generator=ember.Generator()) == first).all())
+    again = ember.Generator().manual_seed(67280421310721)
+    assert bool((ember.rand(3, generator=again) == first).all())
+    # the default generator starts from entropy, as torch's (no manual_seed: runs differ)
+    assert ember.default_generator.initial_seed() != 67280421310721

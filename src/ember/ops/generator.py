@@ -21,19 +21,22 @@ __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", 
 
 
 class Generator:
-    """A source of random numbers with its own state.
+    """A source of random numbers with its own state. A new one starts from PyTorch's default
+    seed (``initial_seed()`` 67280421310721), so its draws repeat from run to run until it is
+    seeded, as PyTorch's; the default generator starts from fresh entropy.
 
     Example:
         >>> g = ember.Generator().manual_seed(0)
         >>> a = ember.randn(3, generator=g)
+        >>> ember.Generator().initial_seed()
+        67280421310721
     """
 
     def __init__(self, device: Any = "cpu") -> None:
         self.device = to_device(device)
         if not self.device.has_backend:  # (its numbers would have nowhere to go)
             raise no_backend_error(str(self.device), "Generator")
-        self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._reseed(_DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> Generator:
         """Resets the state from ``seed``; returns the generator. (Inside ``ember.jit.compile``
@@ -47,8 +50,7 @@ class Generator:
     def seed(self) -> int:
         """Reseeds from fresh entropy; returns the new seed. (Inside ``ember.jit.compile`` it
         reseeds on every call, but the seed it returns is the one drawn when tracing.)"""
-        return _on_every_call(
-            "seed", lambda: self._reseed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed)
+        return _on_every_call("seed", lambda: self._reseed(_entropy())._seed)
 
     def _reseed(self, seed: int) -> Generator:
         self._seed = seed
@@ -144,8 +146,14 @@ class Generator:
         return self._rng
 
 
+def _entropy() -> int:
+    """A fresh seed from the operating system's entropy."""
+    return int(np.random.SeedSequence().entropy % (2 ** 63))
+
+
 _STATE_BYTES = 45  # the seed (8), PCG64's state and increment (16 each), its cached word (1 + 4)
-default_generator = Generator()
+_DEFAULT_SEED = 67280421310721  # PyTorch's default_rng_seed_val
+default_generator = Generator()._reseed(_entropy())
 
 
 def _on_every_call(what: str, run: Any) -> Any:
