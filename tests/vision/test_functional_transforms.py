@@ -87,6 +87,24 @@ def test_adjust_hue_matches_colorsys(hue):
     np.testing.assert_allclose(got, ref, atol=1e-5)
 
 
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+def test_hue_and_gamma_of_half_floats_go_through_float32(dtype):
+    # torchvision converts to float32 and back: one rounding at the end (computed in the
+    # half type, hue was up to 15 ulps off and gamma 1 ulp)
+    x = ember.tensor(FLOAT).to(dtype)
+    wide = torch.tensor(x.float().numpy())
+    gamma = ((0.9 * wide ** 2.2).clamp(0, 1)).numpy()
+    got = TF.adjust_gamma(x, 2.2, 0.9)
+    assert got.dtype is dtype
+    np.testing.assert_array_equal(got.float().numpy(), ember.tensor(gamma).to(dtype).float()
+                                  .numpy())
+    for hue in (-0.4, 0.1, 0.3):
+        got = TF.adjust_hue(x, hue)
+        assert got.dtype is dtype
+        np.testing.assert_array_equal(got.float().numpy(),
+                                      TF.adjust_hue(x.float(), hue).to(dtype).float().numpy())
+
 def test_uint8_results_through_unit_floats_convert_as_torchvision():
     # torchvision's convert_image_dtype scales by 255.999 before truncating, so a round trip
     # through [0, 1] floats keeps every uint8 value (a plain 255 lost one on about a third)

@@ -138,9 +138,9 @@ def _from_unit(img: Tensor, dtype: ember.DType) -> Tensor:
     """Back from ``[0, 1]`` as torchvision's ``convert_image_dtype``: integers scale by
     ``max + 1 - 1e-3`` and truncate, so that a value that went through :func:`_unit` comes
     back unchanged despite rounding (in float64 where the float dtype cannot hold that
-    factor to the thousandth: uint16 and wider); bool's top is 1."""
+    factor to the thousandth: uint16 and wider); bool's top is 1. Floats are cast."""
     if dtype.is_floating_point:
-        return img
+        return img.to(dtype)
     factor = (1 if dtype is ember.bool else ember.iinfo(dtype).max) + 1.0 - 1e-3
     if factor * ember.finfo(img.dtype).eps > 1e-3:
         img = img.to(ember.float64)

@@ -143,6 +143,13 @@ def _hsv_to_rgb(img: Tensor) -> Tensor:
     return ember.stack(channels, dim=-3)
 
 
+def _unit32(img: Tensor) -> Tensor:
+    """:func:`_unit` in float32 at least: torchvision takes hue and gamma through float32, so
+    a half-float image rounds once at the end, not at every step (up to 15 ulps off)."""
+    x = _unit(img)
+    return x.float() if x.dtype in (ember.float16, ember.bfloat16) else x
+
+
 @_flat_as_one_channel
 @_tensor_op
 def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
@@ -157,7 +164,7 @@ def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
     _check_image("adjust_hue", img, (1, 3), any_int=True)
     if img.shape[-3] == 1:
         return img
-    h, s, v = _rgb_to_hsv(_unit(img)).unbind(-3)
+    h, s, v = _rgb_to_hsv(_unit32(img)).unbind(-3)
     out = _hsv_to_rgb(ember.stack(((h + hue_factor).remainder(1.0), s, v), dim=-3))
     return _from_unit(out, img.dtype)
 
@@ -174,7 +181,7 @@ def adjust_gamma(img: Tensor, gamma: float, gain: float = 1.0) -> Tensor:
     if gamma < 0:
         raise ArgumentError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
     _check_image("adjust_gamma", img, any_int=True)
-    return _from_unit((gain * _unit(img) ** gamma).clamp(0, 1), img.dtype)
+    return _from_unit((gain * _unit32(img) ** gamma).clamp(0, 1), img.dtype)
 
 
 def _smooth(img: Tensor) -> Tensor:
