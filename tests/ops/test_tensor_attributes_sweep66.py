@@ -2,6 +2,7 @@
 name ``x.type()`` gives and refuses others with a ValueError; ``requires_grad_`` takes only a
 bool; ``x.grad = x`` is refused; ``del x.grad`` clears it."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -119,3 +120,18 @@ def test_dense_tensors_answer_the_sparse_and_distributed_questions(shape):
     t, x = torch.zeros(shape), ember.zeros(shape)
     assert (x.sparse_dim(), x.dense_dim(), x.is_distributed()) == \
         (t.sparse_dim(), t.dense_dim(), t.is_distributed())
+
+
+@pytest.mark.parametrize("left", [1, 2.5, [1.0, 2.0]])
+def test_number_or_list_at_tensor_is_pythons_type_error(left):
+    # (1 @ x raised a ShapeError, [1., 2.] @ x computed 3.; torch's __rmatmul__ gives way)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        left @ torch.ones(2)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        left @ ember.ones(2)
+    assert ember.ones(2).__rmatmul__(left) is NotImplemented
+
+
+def test_array_at_tensor_still_multiplies():
+    got = np.ones((3, 2)) @ ember.ones(2)
+    assert got.tolist() == [2.0, 2.0, 2.0] and got.dtype is ember.float64

@@ -210,6 +210,8 @@ def _not_dense_matmul(input: Any, other: Any) -> Any:
 @method("__rmatmul__")
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
     refuse_foreign("__rmatmul__", other, self)
+    if not isinstance(other, Tensor | np.ndarray):  # (a number, a list: TypeError, as torch)
+        return NotImplemented
     return matmul(*promote(as_tensor(other), self))  # (array @ t as t @ array: promoted)
 
 
