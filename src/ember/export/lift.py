@@ -210,6 +210,8 @@ class _Lifter:
         made = self._filled(var, arrays, envs)
         if made is None:
             made = self._arange(var, arrays, envs)
+        if made is None:
+            made = self._banded(var, arrays, envs)
         if made is not None:
             return made
         scalar = None
@@ -283,6 +285,39 @@ class _Lifter:
         node = self.g.call_function(prims.op(Reshape), (node,), {"shape": shape})
         node.meta["val"] = TensorMeta(tuple(length if d == axis[0] else 1
                                             for d in range(ndim)), var.dtype)
+        return node
+
+    def _banded(self, var: Var, arrays: list, envs: list[dict]) -> fx.Node | None:
+        """A constant of two values, one on a band of diagonals of its last two axes (its
+        others 1) whose sizes follow the dynamic sizes (a causal mask, ``tril(ones(T, T))``,
+        ``eye(T)``, a ``triu`` of ``-inf``), as :func:`~ember.export.prims.band` of the
+        run-time sizes."""
+        first = arrays[0]
+        if first.ndim < 2 or any(a.ndim != first.ndim or any(n != 1 for n in a.shape[:-2])
+                                 or not a.size for a in arrays):
+            return None
+        values = np.unique(first)
+        if len(values) != 2 or np.isnan(values).any():
+            return None
+        for inside, outside in (values, values[::-1]):
+            bounds = _band_of(first, inside)
+            if bounds is not None and all(np.array_equal(
+                    a, _band(a.shape, *bounds, inside, outside, a.dtype)) for a in arrays):
+                break
+        else:
+            return None
+        sizes = [fit([a.shape[d] for a in arrays], envs) for d in range(first.ndim)]
+        if any(size is None for size in sizes):
+            return None
+        node = self.g.call_function(prims.band, (*(self._size_value(n) for n in sizes[-2:]),
+                                                 *bounds, inside.item(), outside.item()),
+                                    {"dtype": var.dtype})
+        node.meta["val"] = TensorMeta(tuple(sizes[-2:]), var.dtype)
+        if first.ndim == 2:
+            return node
+        node = self.g.call_function(prims.op(Reshape), (node,), {
+            "shape": tuple(self._size_value(n) for n in sizes)})
+        node.meta["val"] = TensorMeta(tuple(sizes), var.dtype)
         return node
 
     def _size_value(self, size: SizeExpr | int) -> fx.Node | int:
@@ -378,3 +413,26 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return a is b
+
+
+def _band(shape: tuple, low: int | None, high: int | None, inside: Any, outside: Any,
+          dtype: Any) -> np.ndarray:
+    """:func:`~ember.export.prims.band` in NumPy, of ``shape`` (its last two axes)."""
+    offset = np.arange(shape[-1])[None, :] - np.arange(shape[-2])[:, None]
+    mask = np.ones(offset.shape, bool)
+    if low is not None:
+        mask &= offset >= low
+    if high is not None:
+        mask &= offset <= high
+    return np.where(mask, inside, outside).astype(dtype).reshape(shape)
+
+
+def _band_of(array: np.ndarray, inside: Any) -> tuple[int | None, int | None] | None:
+    """The diagonals ``low <= j - i <= high`` that ``inside`` fills in ``array``'s last two
+    axes (None where the band reaches the corner), or None when they are no band."""
+    offset = np.arange(array.shape[-1])[None, :] - np.arange(array.shape[-2])[:, None]
+    found = offset[array.reshape(offset.shape) == inside]
+    if not found.size:
+        return None
+    low, high = int(found.min()), int(found.max())
+    return (None if low == int(offset.min()) else low, None if high == int(offset.max()) else high)

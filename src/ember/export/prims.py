@@ -17,9 +17,10 @@ from ember.fx import tracer as fx_trace
 from ember.library.custom_op import CustomOpPrimitive
 from ember.ops.creation import arange, full
 from ember.ops.primitive import PRIMITIVES, Primitive, apply
+from ember.ops.select import where
 from ember.tensor import Tensor
 
-__all__ = ["FUNCTIONS", "PrimitiveOp", "op", "sym_size"]
+__all__ = ["FUNCTIONS", "PrimitiveOp", "band", "op", "sym_size"]
 
 
 class PrimitiveOp:
@@ -72,9 +73,37 @@ def sym_size(t: Tensor, dim: int) -> int:
 
 sym_size._qualified_name = "ember.export.prims.sym_size"
 
+def band(rows: int, cols: int, low: int | None, high: int | None, inside: Any, outside: Any,
+         *, dtype: Any) -> Tensor:
+    """A ``rows x cols`` constant of ``dtype``: ``inside`` where column ``j`` and row ``i``
+    have ``low <= j - i <= high`` (None: no bound), ``outside`` elsewhere. An exported graph
+    makes a triangular or diagonal constant that follows dynamic sizes with it at run time (a
+    causal mask, ``tril(ones(T, T))``, is ``band(T, T, None, 0, True, False)``; ``eye(T)`` is
+    ``band(T, T, 0, 0, 1.0, 0.0)``).
+
+    Example:
+        >>> ember.export.prims.band(2, 3, None, 0, True, False, dtype=ember.bool)
+        tensor([[ True, False, False],
+                [ True,  True, False]])
+    """
+    if fx_trace.active and (traced := fx_trace.record_call(
+            band, (rows, cols, low, high, inside, outside), {"dtype": dtype})) is not None:
+        return traced
+    offset = arange(cols).reshape(1, cols) - arange(rows).reshape(rows, 1)
+    mask = full((rows, cols), True)
+    if low is not None:
+        mask = mask & (offset >= low)
+    if high is not None:
+        mask = mask & (offset <= high)
+    return where(mask, full((), inside, dtype=dtype), full((), outside, dtype=dtype))
+
+
+band._qualified_name = "ember.export.prims.band"
+
 #: the functions an exported graph calls besides primitives (a dynamic size's arithmetic, the
 #: constants that follow it, a primitive's outputs), by their names in a saved program
-FUNCTIONS = {"sym_size": sym_size, "full": full, "arange": arange, "getitem": operator.getitem,
+FUNCTIONS = {"sym_size": sym_size, "full": full, "arange": arange, "band": band,
+             "getitem": operator.getitem,
              "mul": operator.mul, "add": operator.add, "sub": operator.sub,
              "truediv": operator.truediv}
 
