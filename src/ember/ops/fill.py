@@ -139,7 +139,8 @@ def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
         True
     """
     return _write_from(self, uniform_samples(self.shape, from_, to, dtype=self.dtype,
-                                             generator=generator), "uniform_")
+                                             device=self.device, generator=generator),
+                       "uniform_")  # (on the meta device, no draws: the generator stays)
 
 
 @method()
@@ -148,7 +149,8 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
     """Fills with samples from N(mean, std²); returns ``self``. A complex tensor gets the
     complex normal, as PyTorch's: each part N(mean, std²/2)."""
     return _write_from(self, normal_samples(self.shape, mean, std, dtype=self.dtype,
-                                            generator=generator), "normal_")
+                                            device=self.device, generator=generator),
+                       "normal_")
 
 
 @method("bernoulli_")

@@ -41,6 +41,7 @@ from ember.ops.fits import stored_number
 from ember.ops.index_checks import check_index_range, out_of_range
 from ember.ops.index_layout import INDEX_SAVED, in_torch_layout, take_in_torch_layout
 from ember.ops.inplace import bind_inplace, inplace, needs_history, refuse_inference_write
+from ember.ops.masked_put import check_put_dtype, masked_fill_write
 from ember.ops.nonzero import Nonzero
 from ember.ops.primitive import (
     DISPATCH,
@@ -532,7 +533,8 @@ def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: T
 @method("__setitem__")
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value`` in place; ``value`` (a tensor or a number) broadcasts to the indexed
-    region and is cast to ``x``'s dtype. Gradients flow to ``value`` and to the rest of ``x``.
+    region and is cast to ``x``'s dtype (a tensor through index tensors must have it, as in
+    PyTorch; see ``masked_put``). Gradients flow to ``value`` and to the rest of ``x``.
 
     Example:
         >>> x = ember.zeros(2, 3)
@@ -541,24 +543,13 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         tensor([[1., 0., 1.],
                 [1., 0., 1.]])
     """
+    if isinstance(value, Tensor) and value._data.dtype != self._data.dtype:  # (index tensors)
+        check_put_dtype("__setitem__", self, key if type(key) is tuple else (key,), value)
     values = as_values(value, self, "__setitem__", True)  # (x[False] = v: converts, no write)
-    if key is False or DISPATCH.handler is not None and _masked_fill(self, key, values):
+    if key is False or DISPATCH.handler is not None and masked_fill_write(self, key, values):
         return
     basic, arrays, dims = parse_key(self, key, "__setitem__")
     _put(self, "__setitem__", basic, arrays, dims, values, "set")
-
-
-def _masked_fill(x: Tensor, mask: Any, value: Tensor) -> bool:
-    """Under a transform (``jit``, ``vmap``), ``x[mask] = number`` with a bool mask of ``x``'s
-    leading dims as ``where(mask, number, x)``: the same values, and no step whose size
-    depends on the data (which a traced graph cannot hold). False for other keys."""
-    if not (isinstance(mask, Tensor) and mask.dtype == dtypes.bool and value.ndim == 0 and
-            0 < mask.ndim <= x.ndim and tuple(mask.shape) == tuple(x.shape[:mask.ndim])):
-        return False
-    from ember.ops.select import where  # (select imports what imports this module)
-    cond = mask.reshape(*mask.shape, *(1,) * (x.ndim - mask.ndim))
-    inplace(x, "__setitem__", lambda old: where(cond, value, old))
-    return True
 
 
 @method()
@@ -570,6 +561,8 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
         >>> ember.zeros(3).index_put((ember.tensor([0, 0, 2]),), ember.tensor(1.0), True)
         tensor([2., 0., 1.])
     """
+    if isinstance(values, Tensor) and values._data.dtype != input._data.dtype:
+        check_put_dtype("index_put", input, indices, values, accumulate)
     key = tuple(slice(None) if i is None else i for i in indices)
     basic, arrays, dims = parse_key(input, key, "index_put")
     if arrays:
