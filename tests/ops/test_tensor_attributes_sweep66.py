@@ -135,3 +135,11 @@ def test_number_or_list_at_tensor_is_pythons_type_error(left):
 def test_array_at_tensor_still_multiplies():
     got = np.ones((3, 2)) @ ember.ones(2)
     assert got.tolist() == [2.0, 2.0, 2.0] and got.dtype is ember.float64
+
+
+def test_new_tensor_of_a_tensor_warns_as_torch():
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        torch.ones(2).new_tensor(torch.ones(2))
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        got = ember.ones(2).new_tensor(ember.ones(2, requires_grad=True))
+    assert got.requires_grad is False and got.is_leaf

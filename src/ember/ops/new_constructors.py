@@ -5,6 +5,7 @@ device unless given (batched inside ``vmap`` when ``x`` is). All but ``new_tenso
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -142,6 +143,10 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
     """
     dtype, device = _like_self(self, dtype, device)
     if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+                      ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor) "
+                      "(as PyTorch warns)", UserWarning, stacklevel=2)
         out = data.detach().to(dtype=dtype, device=device, copy=True)
         return out.requires_grad_(True) if requires_grad else out
     return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
