@@ -342,10 +342,16 @@ _INT64_END, _UINT64_END = 1 << 63, 1 << 64
 
 @lru_cache(maxsize=4096)
 def _result_type(keys: tuple) -> DType:
-    groups: list[DType | None] = [None, None, None]  # tensors with dims, 0-d tensors, scalars
+    groups: list[DType | None] = [None] * 4  # tensors with dims, 0-d tensors, scalars, arrays
     for rank, dtype in keys:
         groups[rank] = dtype if groups[rank] is None else promote_types(groups[rank], dtype)
-    return _combine(groups[0], _combine(groups[1], groups[2]))
+    rest, arrays = _combine(groups[0], _combine(groups[1], groups[2])), groups[3]
+    if rest is None or arrays is None or rest in ALL_LIMITED or arrays in ALL_LIMITED:
+        return _combine(arrays, rest)
+    try:  # (PyTorch hands ``tensor + ndarray`` to NumPy, whatever the array's rank)
+        return from_numpy(np.promote_types(rest.np, arrays.np))
+    except TypeError:  # (bfloat16 with an integer array: NumPy has no rule)
+        return _combine(arrays, rest)
 
 
 def result_type(*operands: object) -> DType:
@@ -368,7 +374,7 @@ def result_type(*operands: object) -> DType:
         elif isinstance(x, (np.number, np.bool_)):  # as the Python number it holds (PyTorch)
             keys.append((2, _scalar_dtype(_NUMPY_KINDS[x.dtype.kind])))
         elif isinstance(x, np.ndarray):
-            keys.append((0 if x.ndim else 1, from_numpy(x.dtype)))
+            keys.append((3, from_numpy(x.dtype)))
         else:
             raise DTypeError(f"result_type: cannot take an operand of type {type_name(x)}")
     return _result_type(tuple(keys))
