@@ -8,10 +8,11 @@ Forward mode (``ember.func.jvp``, ``forward_ad``) uses the optional ``jvp`` stat
 active transform that defines ``apply_function`` receives the call (see
 ``ember.autograd.forward.ForwardTrace``). Under ``ember.func.vmap`` the optional ``vmap`` static
 method, if defined, runs once on the batched arguments instead of ``forward`` per sample (see
-``ember.func.vmap.function_vmap``); without it ``forward``'s Ember ops are batched one by one
-(PyTorch asks for ``generate_vmap_rule = True`` for that; Ember accepts the flag and needs
-none). ``forward`` may also take no ctx, with a ``setup_context`` static method filling it
-afterwards, PyTorch 2's style.
+``ember.func.vmap.function_vmap``); without it ``forward``'s Ember ops are batched one by one,
+or the Function runs per sample when differentiated from outside the vmap (PyTorch asks for
+``generate_vmap_rule = True`` for that; Ember accepts the flag and needs none). ``forward``
+may also take no ctx, with a ``setup_context`` static method filling it afterwards, PyTorch
+2's style.
 """
 
 from __future__ import annotations

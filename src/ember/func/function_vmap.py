@@ -19,7 +19,8 @@ from ember.tensor import Tensor
 if TYPE_CHECKING:
     from ember.func.vmap import _BatchTrace
 
-__all__ = ["NestedRuleBackward", "VmapInfo", "function_vmap"]
+__all__ = ["NestedRuleBackward", "VmapInfo", "differentiated_below", "function_per_sample",
+           "function_vmap"]
 
 
 class VmapInfo:
@@ -124,6 +125,54 @@ def function_vmap(trace: _BatchTrace, cls: type, args: tuple, phys: list,
         logical = _bridge(trace, name, tuple(args[i] for i in diff), tuple(xs[i] for i in diff),
                           [o for o, _ in physical])
     return tuple(logical) if isinstance(out, tuple) else logical[0]
+
+
+def differentiated_below(trace: _BatchTrace, args: tuple, phys: list) -> bool:
+    """Whether a derivative from outside the vmap must pass through a Function called with
+    ``args``: an argument requires grad at the bottom, under every vmap (``trace``'s and those
+    outside it; ``grad(vmap(f))`` or backward of its result), or has a tangent at a
+    forward-mode level below (``jvp(vmap(f))``), while none requires grad at this level
+    (where ``vmap(grad(f))`` records)."""
+    if not any(p is not None for p in phys) or any(
+            p is not None and a.requires_grad for a, p in zip(args, phys)):
+        return False
+    below = DISPATCH.stack[:DISPATCH.stack.index(trace)]
+    for a, p in zip(args, phys):
+        if isinstance(a, Tensor):
+            t = a if p is None else p
+            for level in reversed(below):  # (each level sees the tensor as the one above
+                tangent = getattr(level, "tangent", None)  # hands it down)
+                if tangent is not None and tangent(t) is not None:
+                    return True
+                deeper = level.physical(t) if hasattr(level, "physical") else None
+                t = t if deeper is None else deeper
+            if GRAD.enabled and t.requires_grad:
+                return True
+    return False
+
+
+def function_per_sample(trace: _BatchTrace, cls: type, args: tuple, phys: list,
+                        kwargs: dict) -> Any:
+    """Runs ``cls.apply`` once per sample below ``trace`` and stacks the outputs: a Function
+    without a ``vmap`` rule differentiated from outside the vmap (PyTorch's
+    ``generate_vmap_rule``: each sample goes through the Function's own ``backward`` and
+    ``jvp``; run op by op, the levels below would differentiate ``forward``'s ops instead).
+    A non-tensor output is the first sample's."""
+    _no_batched_kwargs(trace, cls, kwargs)
+
+    def run() -> tuple[list, bool]:
+        from ember.ops.join import stack
+
+        outs = [cls.apply(*[a if p is None else p[b] for a, p in zip(args, phys)], **kwargs)
+                for b in range(trace.size)]
+        single = not isinstance(outs[0], tuple)
+        columns = zip(*[(o,) if single else o for o in outs], strict=True)
+        return [stack(list(col)) if isinstance(col[0], Tensor) else col[0]
+                for col in columns], single
+
+    physical, single = run_below(trace, run)
+    logical = [trace.logical(o) if isinstance(o, Tensor) else o for o in physical]
+    return logical[0] if single else tuple(logical)
 
 
 class NestedRuleBackward(GradError):

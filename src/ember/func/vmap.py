@@ -35,6 +35,8 @@ from ember.func.function_vmap import (  # (VmapInfo, NestedRuleBackward: importe
     VmapInfo,
     _no_batched_kwargs,
     _RuleCtx,
+    differentiated_below,
+    function_per_sample,
     function_vmap,
 )
 from ember.func.pytree import tree_flatten, tree_unflatten
@@ -138,7 +140,9 @@ class _BatchTrace:
     def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
         """A custom ``autograd.Function`` called at this level (``Function.apply``): with a
         ``vmap`` static method, that runs once on the physical arguments; without one, its
-        ``forward`` runs here, so each Ember op in it is batched. Returns ``(outputs, ctx)``."""
+        ``forward`` runs here, so each Ember op in it is batched, or, when a derivative from
+        outside the vmap must go through its ``backward`` or ``jvp``, once per sample below.
+        Returns ``(outputs, ctx)``."""
         from ember.autograd.function import Function, _run, run_function
 
         phys = [self.physical(a) if isinstance(a, Tensor) else None for a in args]
@@ -147,6 +151,8 @@ class _BatchTrace:
             return run_below(self, run_function, cls, args, kwargs)
         if cls.vmap is not Function.vmap:
             return function_vmap(self, cls, args, phys, kwargs), _RuleCtx(cls.__name__)
+        if differentiated_below(self, args, phys):
+            return function_per_sample(self, cls, args, phys, kwargs), _RuleCtx(cls.__name__)
         try:
             return _run(cls, args, kwargs)
         except OpError as exc:
