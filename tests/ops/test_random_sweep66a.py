@@ -113,3 +113,30 @@ def test_a_fill_on_the_meta_device_draws_nothing_like_torch(fill):
         out = getattr(lib.empty(10 ** 6, 10 ** 6, device="meta"), fill)()
         assert out.device.type == "meta"
         assert bool((lib.get_rng_state() == before).all())
+
+
+class _Draws:
+    """A NumPy-generator stand-in whose uniform draws are all ``value``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def random(self, shape):
+        return np.full(shape, self.value)
+
+
+@pytest.mark.parametrize("dtype", [ember.bfloat16, ember.float16])
+def test_a_constant_probability_is_not_rounded_to_a_half_dtype(dtype, monkeypatch):
+    """As torch reads p as a double: rounded to bfloat16, a keep probability of 0.9 was 0.8984,
+    so bf16 dropout dropped 10.16% (torch 10.00%) and bernoulli_(0.3) drew 0.3008."""
+    g = ember.Generator()
+    g._rng = _Draws(0.89995)  # (between 0.9 rounded to bfloat16 or float16, and 0.9)
+    assert ember.bernoulli(ember.zeros(4, dtype=dtype), 0.9, generator=g).tolist() == [1] * 4
+    assert ember.zeros(4, dtype=dtype).bernoulli_(0.9, generator=g).tolist() == [1] * 4
+    kept = ember.nn.functional.dropout(ember.ones(4, dtype=dtype), 0.1, generator=g)
+    assert kept.dtype is dtype and bool((kept > 1).all())
+    assert bool((ember.nn.functional.dropout2d(ember.ones(1, 4, 2, 2, dtype=dtype), 0.1,
+                                                generator=g) > 1).all())
+    monkeypatch.setattr(ember.default_generator, "_rng", _Draws(0.89995))
+    out, mask = ember.native_dropout(ember.ones(4, dtype=dtype), 0.1, True)
+    assert out.dtype is dtype and mask.tolist() == [True] * 4

@@ -23,7 +23,7 @@ from ember.layouts import format_of, is_dense
 from ember.ops.creation import full, zeros
 from ember.ops.int_args import as_number
 from ember.ops.overrides import TENSOR_LIKE, handle
-from ember.ops.random import Generator, bernoulli
+from ember.ops.random import Generator, bernoulli, probability_dtype
 from ember.ops.shape import permute
 from ember.tensor import Tensor
 
@@ -67,8 +67,9 @@ def _draw(input: Tensor, mask_shape: tuple[int, ...], keep: float,
             is_dense(input._data):
         dims = format_of(input).dims
         mask_shape = tuple(mask_shape[d] for d in dims)
-    mask = bernoulli(full(mask_shape, keep, dtype=input.dtype, device=input.device),
-                     generator=generator)
+    probs = full(mask_shape, keep, dtype=probability_dtype(input.dtype), device=input.device)
+    mask = bernoulli(probs, generator=generator)
+    mask = mask if mask.dtype is input.dtype else mask.to(input.dtype)
     if dims is not None:  # (drawn in memory order, viewed back in the input's)
         mask = permute(mask, tuple(sorted(range(len(dims)), key=dims.__getitem__)))
     return mask

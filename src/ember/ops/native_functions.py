@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from ember import dtypes
 from ember.errors import ArgumentError, ShapeError, describe, refuse_non_tensor
 from ember.ops.conv import conv1d
-from ember.ops.creation import ones, zeros
+from ember.ops.creation import full, ones, zeros
 from ember.ops.dropout import _check as _check_dropout
 from ember.ops.embedding import _renorm_
 from ember.ops.forwarding import check_layer_operands
@@ -35,7 +35,7 @@ from ember.ops.linalg import matmul
 from ember.ops.linear import bilinear
 from ember.ops.normalization import _batch_norm, checked_normalized_shape
 from ember.ops.pool import max_pool1d_with_indices
-from ember.ops.random import bernoulli
+from ember.ops.random import bernoulli, probability_dtype
 from ember.ops.shape import narrow, permute
 from ember.tensor import Tensor
 
@@ -127,7 +127,7 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
     _check_dropout("native_dropout", input, p, train is not False)
     if train is False:
         return input.clone(), ones(input.shape, dtype=dtypes.bool_, device=input.device)
-    keep = zeros(input.shape, dtype=input.dtype, device=input.device) + (1.0 - p)
+    keep = full(input.shape, 1.0 - p, dtype=probability_dtype(input.dtype), device=input.device)
     mask = bernoulli(keep) > 0
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     return input * mask.to(input.dtype) * scale, mask

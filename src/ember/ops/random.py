@@ -464,10 +464,22 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = Non
         p = as_float(p, "bernoulli", "p")
         if not 0 <= p <= 1:
             raise OpError(f"bernoulli: p must lie in [0, 1], got {p}")
-        dt = input.dtype if input.dtype.is_floating_point else dtypes.float64
-        probs = full(tuple(input.shape), p, dtype=dt, device=input.device)
+        probs = full(tuple(input.shape), p, dtype=probability_dtype(input.dtype),
+                     device=input.device)
     out = apply(Bernoulli, probs, generator=generator)
     return zero_grad_from(input, out if out.dtype is input.dtype else out.to(input.dtype))
+
+
+def probability_dtype(dtype: dtypes.DType) -> dtypes.DType:
+    """The dtype in which a constant probability is drawn for samples of ``dtype`` (Bernoulli
+    masks, ``bernoulli(x, p)``): ``dtype`` itself for float32 and float64, else float64, as
+    PyTorch reads ``p`` as a double (rounded to bfloat16, 0.9 is 0.8984: a biased draw).
+
+    Example:
+        >>> probability_dtype(ember.bfloat16)
+        ember.float64
+    """
+    return dtype if dtype in (dtypes.float32, dtypes.float64) else dtypes.float64
 
 
 @method()
