@@ -114,3 +114,30 @@ def test_copies_taken_before_an_optimizer_step_keep_their_values(opt_class, kwar
     for e, c in zip(eager, compiled):
         for a, b in zip(e, c):
             np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-6)
+
+
+def _accumulates(x, w):
+    loss = (x * w).sum() ** 2
+    loss.backward()
+    return loss.detach(), x.grad
+
+
+def test_a_returned_argument_grad_is_that_grad_when_backward_adds_into_it():
+    compiled = ember.jit.compile(_accumulates)
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    w = ember.tensor([3.0, 4.0], requires_grad=True)
+    for _ in range(4):  # (from the second call on, x.grad exists: the sum goes into it)
+        _, g = compiled(x, w)
+        assert g is x.grad  # (as eager: a later accumulation shows in g)
+
+
+def test_a_returned_grad_left_alone_is_that_grad():
+    w = ember.ones(3, requires_grad=True)
+    w.grad = ember.tensor([1.0, 2.0, 3.0])
+    compiled = ember.jit.compile(lambda x: (x * w.grad.sum(), w.grad, x.grad))
+    for _ in range(3):
+        x = ember.ones(3, requires_grad=True)
+        x.grad = ember.tensor([4.0, 5.0, 6.0])
+        with ember.no_grad():
+            _, g, h = compiled(x)
+        assert g is w.grad and h is x.grad

@@ -119,9 +119,9 @@ class Entry:
     # whether every output is surely a new array of its own (decided at the first call from
     # the graph: then no call checks their memory)
     fresh_outputs: bool | None = None
-    # (position among the tensor outputs, tensor) where the function returns that tensor's
-    # .grad itself: the call returns the .grad the graph set
-    returned_grads: tuple[tuple[int, Tensor], ...] = ()
+    # (position among the tensor outputs, tensor or argument position) where the function
+    # returns that tensor's .grad itself: the call returns the .grad it has after the graph
+    returned_grads: tuple[tuple[int, Tensor | int], ...] = ()
     # tensors whose values Python read while tracing: constants of the graph (see guards.py)
     value_guards: tuple[ValueGuard, ...] = ()
     # what the trace changed in what the function reaches (``self.h: None -> an object``),
@@ -260,7 +260,7 @@ class CompiledFunction:
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
         outputs = list(assemble(entry.make, tensors, roots)) if entry.make is not None else roots
         for i, t in entry.returned_grads:
-            outputs[i] = t.grad
+            outputs[i] = (tensors[t] if type(t) is int else t)._grad
         return self._rebuild(entry, outputs)
 
     def _under_handler(self, args: tuple, kwargs: dict) -> Any:
@@ -454,7 +454,9 @@ class CompiledFunction:
             entry.roots, entry.make = plan.roots, plan.make
         elif joint is None:
             entry.shared = shared_outputs(out_leaves)
-        holders = {id(t.grad): t for t, _ in graph.grads if t.grad is not None}
+        holders: dict = {id(t._grad): t for t in [*(t for t, _ in graph.grads), *(
+            ref.tensor for ref in graph.state)] if t._grad is not None}
+        holders.update((id(t._grad), k) for k, t in enumerate(inputs) if t._grad is not None)
         entry.returned_grads = tuple(
             (i, holders[id(x)]) for i, x in enumerate(x for x in returned if isinstance(x, Tensor))
             if id(x) in holders)
