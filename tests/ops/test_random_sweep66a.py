@@ -140,3 +140,14 @@ def test_a_constant_probability_is_not_rounded_to_a_half_dtype(dtype, monkeypatc
     monkeypatch.setattr(ember.default_generator, "_rng", _Draws(0.89995))
     out, mask = ember.native_dropout(ember.ones(4, dtype=dtype), 0.1, True)
     assert out.dtype is dtype and mask.tolist() == [True] * 4
+
+
+def test_multinomial_with_no_categories_like_torch():
+    """A NumPy reshape error ('cannot reshape array of size 0') before."""
+    assert tuple(torch.multinomial(torch.ones(0, 0), 1, True).shape) == (0, 1)
+    assert tuple(ember.multinomial(ember.ones(0, 0), 1, True).shape) == (0, 1)
+    for shape in ((2, 0), (0,)):
+        with pytest.raises(RuntimeError):
+            torch.multinomial(torch.ones(shape), 1, True)
+        with pytest.raises(ember.errors.OpError, match="sums to 0"):
+            ember.multinomial(ember.ones(shape), 1, True)

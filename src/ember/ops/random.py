@@ -8,6 +8,7 @@ each call (and CSE never merges them), exactly as eager code does.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -176,7 +177,10 @@ class Multinomial(Sample):
 
     def forward(self, xp, probs, *, num_samples, replacement, generator):
         rng = self.rng(generator)
-        p = probs.astype(np.float64).reshape(-1, probs.shape[-1])
+        rows = math.prod(probs.shape[:-1])
+        if not rows:  # (no distributions: nothing to draw, even from no categories)
+            return np.zeros((*probs.shape[:-1], num_samples), dtype=np.int64)
+        p = probs.astype(np.float64).reshape(rows, probs.shape[-1])
         if p.size and not (np.isfinite(p).all() and p.min() >= 0):
             raise OpError(f"multinomial: the probabilities must be finite and non-negative; "
                           f"{describe(probs.shape, probs.dtype)} input holds inf, nan or a "
