@@ -272,3 +272,38 @@ def test_crop_and_pad_name_an_input_that_is_not_an_image(call, match):
     from ember.vision.transforms import functional as F
     with pytest.raises(TypeError, match=match):
         call(F)
+
+
+def test_random_point_ops_keep_their_arguments_under_torchvisions_names():
+    """RandomPosterize(3).bits raised AttributeError (kept as .args) and the repr showed
+    'args=(3,)'; torchvision's attributes can be read and changed (sweep66e)."""
+    t = T.RandomPosterize(3, p=1.0)
+    assert (t.bits, repr(t)) == (3, "RandomPosterize(bits=3,p=1.0)")
+    t.bits = 1
+    assert t(ember.full((1, 1, 1), 200, dtype=ember.uint8)).item() == 128
+    assert T.RandomSolarize(0.5).threshold == 0.5
+    assert repr(T.RandomAdjustSharpness(2.0)) == "RandomAdjustSharpness(sharpness_factor=2.0,p=0.5)"
+    assert repr(T.RandomInvert()) == "RandomInvert(p=0.5)"
+
+
+@pytest.mark.parametrize("transform, text", [
+    (lambda: T.Resize(4), "Resize(size=4, interpolation=bilinear, max_size=None, antialias=True)"),
+    (lambda: T.RandomResizedCrop(8), "RandomResizedCrop(size=(8, 8), scale=(0.08, 1.0), "
+     "ratio=(0.75, 1.3333), interpolation=bilinear, antialias=True)"),
+    (lambda: T.RandomRotation(10), "RandomRotation(degrees=[-10.0, 10.0], interpolation=nearest, "
+     "expand=False, fill=0)"),
+    (lambda: T.RandomAffine(10), "RandomAffine(degrees=[-10.0, 10.0])"),
+    (lambda: T.RandomAffine(10, (0.1, 0.2), shear=5, interpolation=T.InterpolationMode.BILINEAR,
+                            fill=3), "RandomAffine(degrees=[-10.0, 10.0], translate=(0.1, 0.2), "
+     "shear=[-5.0, 5.0], interpolation=bilinear, fill=3)"),
+    (lambda: T.GaussianBlur(3), "GaussianBlur(kernel_size=(3, 3), sigma=(0.1, 2.0))"),
+    (lambda: T.RandomApply([T.RandomInvert()], p=0.3), "RandomApply(\n    p=0.3\n"
+     "    RandomInvert(p=0.5)\n)"),
+    (lambda: T.RandomChoice([T.RandomInvert()]),
+     "RandomChoice(\n    RandomInvert(p=0.5)\n)(p=None)"),
+    (lambda: T.RandomOrder([T.RandomInvert()]), "RandomOrder(\n    RandomInvert(p=0.5)\n)"),
+])
+def test_v1_reprs_are_torchvisions(transform, text):
+    """They showed 'interpolation=InterpolationMode.BILINEAR', all of RandomAffine's
+    defaults, GaussianBlur(kernel_size=3) and the lists as 'transforms=[...]' (sweep66e)."""
+    assert repr(transform()) == text

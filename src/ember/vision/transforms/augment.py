@@ -15,7 +15,7 @@ from ember.errors import ArgumentError, ArgumentTypeError
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms._pil import accepts_pil, colours_pil
-from ember.vision.transforms.basic import _hw, _size_pair
+from ember.vision.transforms.basic import _hw, _listing, _size_pair
 from ember.vision.transforms.functional import Image, InterpolationMode
 
 __all__ = ["ColorJitter", "GaussianBlur", "Grayscale", "RandomAdjustSharpness", "RandomApply",
@@ -70,6 +70,11 @@ class Resize(_Random):
     def __call__(self, img: Image) -> Image:
         return TF.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
 
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(size={self.size}, interpolation="
+                f"{self.interpolation.value}, max_size={self.max_size}, "
+                f"antialias={self.antialias})")
+
 
 class RandomResizedCrop(_Random):
     """A random window covering ``scale`` of the area with an aspect ratio in ``ratio``
@@ -94,6 +99,11 @@ class RandomResizedCrop(_Random):
         self.scale, self.ratio = scale, ratio
         self.interpolation, self.antialias = InterpolationMode(interpolation), antialias
         self.generator = generator
+
+    def __repr__(self) -> str:
+        scale, ratio = (tuple(round(v, 4) for v in r) for r in (self.scale, self.ratio))
+        return (f"{type(self).__name__}(size={self.size}, scale={scale}, ratio={ratio}, "
+                f"interpolation={self.interpolation.value}, antialias={self.antialias})")
 
     @staticmethod
     def get_params(img: Image, scale: Sequence[float], ratio: Sequence[float],
@@ -228,13 +238,16 @@ class GaussianBlur(_Random):
     def __init__(self, kernel_size: int | Sequence[int],
                  sigma: float | tuple[float, float] = (0.1, 2.0),
                  generator: ember.Generator | None = None) -> None:
-        sizes = [kernel_size] * 2 if isinstance(kernel_size, numbers.Number) else kernel_size
-        if len(sizes) != 1:
-            _two("GaussianBlur", "kernel_size", sizes)
+        sizes = kernel_size  # (a pair, as torchvision's _setup_size makes it)
+        if isinstance(kernel_size, numbers.Number):
+            sizes = (kernel_size, kernel_size)
+        elif isinstance(kernel_size, Sequence) and len(kernel_size) == 1:
+            sizes = (kernel_size[0], kernel_size[0])
+        _two("GaussianBlur", "kernel_size", sizes)
         if not all(isinstance(k, numbers.Integral) and k > 0 and k % 2 == 1 for k in sizes):
             raise ArgumentError(f"GaussianBlur: kernel_size should be odd and positive integers, "
                                 f"got {kernel_size}")
-        self.kernel_size = kernel_size
+        self.kernel_size = sizes
         self.sigma = (float(sigma), float(sigma)) if isinstance(sigma, numbers.Number) \
             else tuple(float(v) for v in _two("GaussianBlur", "sigma", sigma))
         if not 0 < self.sigma[0] <= self.sigma[1]:
@@ -275,6 +288,13 @@ class RandomRotation(_Random):
         self.degrees = tuple(float(d) for d in _two("RandomRotation", "degrees", degrees))
         self.interpolation, self.expand = InterpolationMode(interpolation), expand
         self.center, self.fill, self.generator = center, fill, generator
+
+    def __repr__(self) -> str:
+        shown = (f"degrees={list(self.degrees)}, interpolation={self.interpolation.value}, "
+                 f"expand={self.expand}")
+        shown += "".join(f", {k}={v}" for k, v in (("center", self.center), ("fill", self.fill))
+                         if v is not None)
+        return f"{type(self).__name__}({shown})"
 
     @staticmethod
     def get_params(degrees: Sequence[float], generator: ember.Generator | None = None) -> float:
@@ -359,17 +379,27 @@ class RandomErasing(_Random):
 
 
 class _RandomApplied(_Random):
-    """A functional op applied with probability ``p``."""
+    """A functional op applied with probability ``p``; its arguments are attributes under
+    torchvision's ``names`` (``RandomPosterize(3).bits``)."""
 
     fn: Callable[..., Image]
+    names: tuple[str, ...] = ()
 
     def __init__(self, *args: Any, p: float = 0.5,
                  generator: ember.Generator | None = None) -> None:
-        self.args, self.p, self.generator = args, p, generator
+        for name, value in zip(self.names, args, strict=True):
+            setattr(self, name, value)
+        self.p, self.generator = p, generator
 
     @colours_pil
     def __call__(self, img: Image) -> Image:
-        return type(self).fn(img, *self.args) if _coin(self.p, self.generator) else img
+        if not _coin(self.p, self.generator):
+            return img
+        return type(self).fn(img, *(getattr(self, name) for name in self.names))
+
+    def __repr__(self) -> str:  # (torchvision's spelling: no space after these commas)
+        shown = "".join(f"{name}={getattr(self, name)}," for name in self.names)
+        return f"{type(self).__name__}({shown}p={self.p})"
 
 
 class RandomInvert(_RandomApplied):
@@ -385,6 +415,7 @@ class RandomPosterize(_RandomApplied):
     """Posterizes a uint8 image to ``bits`` with probability ``p``."""
 
     fn = staticmethod(TF.posterize)
+    names = ("bits",)
 
     def __init__(self, bits: int, p: float = 0.5,
                  generator: ember.Generator | None = None) -> None:
@@ -395,6 +426,7 @@ class RandomSolarize(_RandomApplied):
     """Solarizes above ``threshold`` with probability ``p``."""
 
     fn = staticmethod(TF.solarize)
+    names = ("threshold",)
 
     def __init__(self, threshold: float, p: float = 0.5,
                  generator: ember.Generator | None = None) -> None:
@@ -405,6 +437,7 @@ class RandomAdjustSharpness(_RandomApplied):
     """Adjusts the sharpness by ``sharpness_factor`` with probability ``p``."""
 
     fn = staticmethod(TF.adjust_sharpness)
+    names = ("sharpness_factor",)
 
     def __init__(self, sharpness_factor: float, p: float = 0.5,
                  generator: ember.Generator | None = None) -> None:
@@ -448,6 +481,9 @@ class RandomApply(_Random):
             img = t(img)
         return img
 
+    def __repr__(self) -> str:
+        return _listing(self, self.transforms, f"p={self.p}")
+
 
 class RandomChoice(_Random):
     """Applies one of ``transforms``, chosen with probabilities ``p`` (default uniform).
@@ -470,6 +506,9 @@ class RandomChoice(_Random):
         k = int(ember.multinomial(weights, 1, generator=self.generator).item())
         return self.transforms[k](img)
 
+    def __repr__(self) -> str:
+        return f"{_listing(self, self.transforms)}(p={self.p})"
+
 
 class RandomOrder(_Random):
     """Applies ``transforms`` in a random order.
@@ -487,3 +526,6 @@ class RandomOrder(_Random):
         for k in ember.randperm(len(self.transforms), generator=self.generator).tolist():
             img = self.transforms[k](img)
         return img
+
+    def __repr__(self) -> str:
+        return _listing(self, self.transforms)

@@ -66,6 +66,19 @@ class RandomAffine(_Random):
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.center, self.generator = center, generator
 
+    def __repr__(self) -> str:  # (torchvision's: the arguments left at their defaults unsaid)
+        shown = [f"degrees={list(self.degrees)}"]
+        shown += [f"{k}={v}" for k, v in (("translate", self.translate), ("scale", self.scale),
+                                          ("shear", self.shear and list(self.shear)))
+                  if v is not None]
+        if self.interpolation is not InterpolationMode.NEAREST:
+            shown.append(f"interpolation={self.interpolation.value}")
+        if self.fill != 0:
+            shown.append(f"fill={self.fill}")
+        if self.center is not None:
+            shown.append(f"center={self.center}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
     @staticmethod
     def get_params(degrees: Sequence[float], translate: Sequence[float] | None,
                    scale_ranges: Sequence[float] | None, shears: Sequence[float] | None,

@@ -26,6 +26,12 @@ __all__ = ["Compose", "ToTensor", "Normalize", "LinearTransformation", "Lambda",
 Image = np.ndarray | Tensor
 
 
+def _listing(transform: object, transforms: Sequence[Callable], *head: str) -> str:
+    """torchvision's repr of a transform holding ``transforms``: one a line, after ``head``."""
+    inner = "".join(f"\n    {t}" for t in (*head, *transforms))
+    return f"{type(transform).__name__}({inner}\n)"
+
+
 class Compose:
     """Applies transforms one after the other.
 
@@ -44,8 +50,7 @@ class Compose:
         return img
 
     def __repr__(self) -> str:
-        inner = "".join(f"\n    {t!r}" for t in self.transforms)
-        return f"{type(self).__name__}({inner}\n)"
+        return _listing(self, self.transforms)
 
 
 class ToTensor:
