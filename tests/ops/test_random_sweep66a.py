@@ -151,3 +151,14 @@ def test_multinomial_with_no_categories_like_torch():
             torch.multinomial(torch.ones(shape), 1, True)
         with pytest.raises(ember.errors.OpError, match="sums to 0"):
             ember.multinomial(ember.ones(shape), 1, True)
+
+
+@pytest.mark.parametrize("args", [(-65505, 0), (0, 65506)])
+def test_integer_draws_past_float16s_range_are_refused_like_torch(args):
+    """The bound was compared with NumPy's float16 max, to which 65505 rounds: it passed."""
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.zeros(3, dtype=torch.float16).random_(*args)
+    with pytest.raises(ArgumentError, match="out of bounds for float16"):
+        ember.zeros(3, dtype=ember.float16).random_(*args)
+    with pytest.raises(ArgumentError, match="out of bounds for float16"):
+        ember.randint(*args, (3,), dtype=ember.float16)

@@ -309,7 +309,9 @@ def check_draw_bounds(op: str, low: int, high: int, dtype: dtypes.DType) -> None
         lo, hi = 0, 1
     else:
         info = ml_dtypes.finfo(dtype.np) if dtype.is_floating_point else np.iinfo(dtype.np)
-        lo, hi = info.min, info.max
+        # (Python numbers: against a NumPy float16 max, 65505 rounded to it and passed)
+        lo, hi = (info.min.item(), info.max.item()) if dtype.is_floating_point else \
+            (info.min, info.max)
     for name, value in (("from", low), ("to - 1", high)):
         if not lo <= value <= hi:
             raise ArgumentError(f"{op}: {name} = {value} is out of bounds for {dtype.name}, which "
