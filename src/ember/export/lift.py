@@ -357,6 +357,10 @@ class _Lifter:
                                                              axis))
                 self.size_nodes[symbol] = node
             value = node if value is None else self.g.call_function(operator.mul, (value, node))
+        if size.div != 1:
+            if size.inner:
+                value = self.g.call_function(operator.add, (value, size.inner))
+            value = self.g.call_function(operator.floordiv, (value, size.div))
         if size.coeff != 1:
             value = self.g.call_function(operator.mul, (value, size.coeff))
         if size.offset:

@@ -105,7 +105,7 @@ band._qualified_name = "ember.export.prims.band"
 FUNCTIONS = {"sym_size": sym_size, "full": full, "arange": arange, "band": band,
              "getitem": operator.getitem,
              "mul": operator.mul, "add": operator.add, "sub": operator.sub,
-             "truediv": operator.truediv}
+             "truediv": operator.truediv, "floordiv": operator.floordiv}
 
 
 def __getattr__(name: str) -> PrimitiveOp:

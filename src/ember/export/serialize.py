@@ -279,7 +279,8 @@ def _value(value: Any, n: fx.Node | None = None, key: str = "args") -> Any:
         if isinstance(v, fx.Node):
             return {"node": v.name}
         if isinstance(v, SizeExpr):
-            return {"size": [v.coeff, list(v.symbols), v.offset]}
+            floor = [v.div, v.inner] if v.div != 1 else []  # (files without it load)
+            return {"size": [v.coeff, list(v.symbols), v.offset, *floor]}
         if isinstance(v, slice):
             return {"slice": [_value(v.start, n, key), _value(v.stop, n, key),
                               _value(v.step, n, key)]}
@@ -334,7 +335,7 @@ def _unvalue(value: Any, nodes: dict | None = None) -> Any:
         if tag == "node":
             return nodes[inner]
         if tag == "size":
-            return SizeExpr(inner[0], tuple(inner[1]), inner[2])
+            return SizeExpr(inner[0], tuple(inner[1]), inner[2], *inner[3:5])
         if tag == "slice":
             return slice(*(_unvalue(x, nodes) for x in inner))
         if tag == "namedtuple":

@@ -16,27 +16,41 @@ import numpy as np
 # the most dims one size multiplies: ``B * H * W`` counts a training BatchNorm2d's batch with
 # three dynamic dims, ``B * T * H * D`` a flattened 4-d tensor
 _DEGREE = 4
+# the largest floor divisor tried: a pooling's or strided convolution's stride
+_DIVISOR = 8
 
 
 @dataclass(frozen=True)
 class SizeExpr:
-    """``coeff * prod(symbols) + offset``, a size computed from the dynamic dims.
+    """``coeff * prod(symbols) + offset``, a size computed from the dynamic dims; with
+    ``div``, ``coeff * ((prod(symbols) + inner) // div) + offset`` (a pooling's or strided
+    window's count, ``(T + 1) // 2``).
 
     Example:
         >>> e = SizeExpr(2, ("T",), -1)
         >>> str(e), e.evaluate({"T": 5})
         ('2*T - 1', 9)
+        >>> str(SizeExpr(1, ("T",), 0, div=2, inner=1))
+        '(T + 1) // 2'
     """
 
     coeff: int
     symbols: tuple[str, ...]
     offset: int
+    div: int = 1
+    inner: int = 0
 
     def evaluate(self, values: dict[str, int]) -> int:
-        return self.coeff * math.prod(values[s] for s in self.symbols) + self.offset
+        product = math.prod(values[s] for s in self.symbols)
+        return self.coeff * ((product + self.inner) // self.div) + self.offset
 
     def __str__(self) -> str:
         text = "*".join(self.symbols)
+        if self.div != 1:
+            text = f"({text} + {self.inner}) // {self.div}" if self.inner else \
+                f"{text} // {self.div}"
+            if self.coeff != 1:
+                text = f"({text})"
         if self.coeff != 1:
             text = f"{self.coeff}*{text}"
         if self.offset:
@@ -46,26 +60,41 @@ class SizeExpr:
 
 def fit(sizes: list[int], env: list[dict[str, int]]) -> SizeExpr | int | None:
     """The size ``sizes[i]`` seen in trace ``i`` (whose dims are ``env[i]``): an ``int`` when
-    it is the same in every trace, a :class:`SizeExpr` giving all of them, or None."""
+    it is the same in every trace, a :class:`SizeExpr` giving all of them, or None. A floor
+    division (``div`` up to ``_DIVISOR``) is tried where no product fits, and taken only when
+    exactly one fits (else the traces cannot tell which one the model computes)."""
     if all(s == sizes[0] for s in sizes):
         return sizes[0]
     names = sorted(env[0])
     monomials = [m for degree in range(1, _DEGREE + 1)
                  for m in itertools.combinations_with_replacement(names, degree)]
-    found = []
-    for symbols in monomials:
-        m = [math.prod(e[s] for s in symbols) for e in env]
-        if m[1] == m[0]:
-            continue
-        coeff, rest = divmod(sizes[1] - sizes[0], m[1] - m[0])
-        if rest or coeff == 0:
-            continue
-        offset = sizes[0] - coeff * m[0]
-        if all(size == coeff * mi + offset for size, mi in zip(sizes, m)):
-            found.append(SizeExpr(coeff, symbols, offset))
+    products = {symbols: [math.prod(e[s] for s in symbols) for e in env] for symbols in monomials}
+    found = [e for symbols, m in products.items()
+             if (e := _linear(sizes, m, symbols)) is not None]
     # the simplest that fits (``t`` over ``2*b + 1`` when the traces cannot tell them apart)
-    return min(found, key=lambda e: (abs(e.coeff - 1) + abs(e.offset) > 0, len(e.symbols),
+    best = min(found, key=lambda e: (abs(e.coeff - 1) + abs(e.offset) > 0, len(e.symbols),
                                      abs(e.coeff), abs(e.offset)), default=None)
+    if best is not None:
+        return best
+    floors = [e for symbols, m in products.items() for div in range(2, _DIVISOR + 1)
+              for inner in range(div)
+              if (e := _linear(sizes, [(v + inner) // div for v in m], symbols, div, inner))]
+    return floors[0] if len(floors) == 1 else None
+
+
+def _linear(sizes: list[int], m: list[int], symbols: tuple[str, ...], div: int = 1,
+            inner: int = 0) -> SizeExpr | None:
+    """``coeff * m[i] + offset`` giving ``sizes[i]`` in every trace, or None."""
+    j = next((j for j, v in enumerate(m) if v != m[0]), None)
+    if j is None:
+        return None
+    coeff, rest = divmod(sizes[j] - sizes[0], m[j] - m[0])
+    if rest or coeff == 0:
+        return None
+    offset = sizes[0] - coeff * m[0]
+    if all(size == coeff * mi + offset for size, mi in zip(sizes, m)):
+        return SizeExpr(coeff, symbols, offset, div, inner)
+    return None
 
 
 @dataclass(frozen=True)
