@@ -141,3 +141,16 @@ def test_a_returned_grad_left_alone_is_that_grad():
         with ember.no_grad():
             _, g, h = compiled(x)
         assert g is w.grad and h is x.grad
+
+
+def _copy_across(x, z):
+    z.copy_(x)  # (z's new value: x's memory, which x's own write changes)
+    x.add_(1)
+
+
+def test_an_argument_written_from_another_written_argument():
+    compiled = ember.jit.compile(_copy_across)
+    for _ in range(3):
+        x, z = ember.tensor([1.0, 2.0]), ember.tensor([10.0, 20.0])
+        compiled(x, z)
+        assert x.tolist() == [2.0, 3.0] and z.tolist() == [1.0, 2.0]

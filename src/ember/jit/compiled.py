@@ -62,7 +62,7 @@ from ember.jit.kernels import owner
 from ember.jit.layout_keys import tensor_hooks
 from ember.jit.lr_reads import LiveLr
 from ember.jit.outside_memory import outside_writes
-from ember.jit.ownership import owned, shared_outputs, wrap_outputs
+from ember.jit.ownership import owned, shared_outputs, stored_apart, wrap_outputs
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
 from ember.jit.reasons import counted_in_trace, differences, moves
@@ -254,7 +254,7 @@ class CompiledFunction:
         roots = tuple(_wrap(a, dev) for a in owned(entry, [arrays[p] for p in entry.roots],
                                                    tensors)) if entry.make is not None else \
             wrap_outputs(entry, arrays[:n], tensors, dev)
-        for (i, _), value in zip(graph.arg_writes, arrays[n:]):
+        for i, value in stored_apart(graph.arg_writes, arrays[n:], tensors):
             _store(tensors[i], value)
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)

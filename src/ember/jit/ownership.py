@@ -60,6 +60,17 @@ def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list[tuple[Any,
     return out
 
 
+def stored_apart(writes: list, values: Any, tensors: list[Tensor]) -> list[tuple[int, Any]]:
+    """The arguments' new values (``writes``: the graph's ``arg_writes``), each copied where
+    it is the memory of another written argument (``z.copy_(x); x.add_(1)``: z's new value
+    is x's array, which x's own write would change first)."""
+    pairs = [(i, a) for (i, _), a in zip(writes, values)]
+    if len(pairs) < 2:
+        return pairs
+    memory = {owner(tensors[i]._data): i for i, _ in pairs}
+    return [(i, a.copy() if memory.get(owner(a), i) != i else a) for i, a in pairs]
+
+
 def shared_outputs(outputs: list) -> dict[int, int]:
     """Which traced outputs share the memory of an earlier one, not being that tensor (a view
     of it, as eager made them): position -> the earlier position."""
