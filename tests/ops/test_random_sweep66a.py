@@ -162,3 +162,12 @@ def test_integer_draws_past_float16s_range_are_refused_like_torch(args):
         ember.zeros(3, dtype=ember.float16).random_(*args)
     with pytest.raises(ArgumentError, match="out of bounds for float16"):
         ember.randint(*args, (3,), dtype=ember.float16)
+
+
+@pytest.mark.parametrize("args, kwargs", [((5, 10), {}), ((10,), {}), ((), {"high": 10})])
+def test_randint_requires_a_size_like_torch(args, kwargs):
+    with pytest.raises(TypeError):
+        torch.randint(*args, **kwargs)
+    with pytest.raises(TypeError, match="randint\\(\\) missing its size"):
+        ember.randint(*args, **kwargs)  # (randint(5, 10) drew a 0-d tensor)
+    assert ember.randint(*args, **kwargs, size=()).shape == ()

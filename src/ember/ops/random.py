@@ -323,7 +323,7 @@ def check_draw_bounds(op: str, low: int, high: int, dtype: dtypes.DType) -> None
                       stacklevel=3)
 
 
-def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
+def randint(low: int = 0, high: int | None = None, size: tuple = NO_SIZE, *,
             generator: Generator | None = None, dtype: Any = None, device: Any = None,
             requires_grad: bool = False, layout: Any = None,
             pin_memory: bool = False) -> Tensor:
@@ -339,6 +339,10 @@ def randint(low: int = 0, high: int | None = None, size: tuple = (), *,
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    if size is NO_SIZE:  # (randint(5, 10) is no 0-d draw: PyTorch's parser refuses it)
+        raise ArgumentTypeError("randint() missing its size: pass randint(high, size) or "
+                                "randint(low, high, size), as PyTorch requires. Hint: size=() "
+                                "draws a 0-d tensor")
     low, high = _numbers("randint", low, high)
     low, high = as_int(low, "randint", "low"), as_int(high, "randint", "high")
     if high <= low:
