@@ -285,12 +285,12 @@ class RandomRotation(_Random):
                 raise ArgumentError("RandomRotation: if degrees is a single number, it must be "
                                     f"positive, got {degrees}")
             degrees = (-float(degrees), float(degrees))
-        self.degrees = tuple(float(d) for d in _two("RandomRotation", "degrees", degrees))
+        self.degrees = [float(d) for d in _two("RandomRotation", "degrees", degrees)]
         self.interpolation, self.expand = InterpolationMode(interpolation), expand
         self.center, self.fill, self.generator = center, fill, generator
 
     def __repr__(self) -> str:
-        shown = (f"degrees={list(self.degrees)}, interpolation={self.interpolation.value}, "
+        shown = (f"degrees={self.degrees}, interpolation={self.interpolation.value}, "
                  f"expand={self.expand}")
         shown += "".join(f", {k}={v}" for k, v in (("center", self.center), ("fill", self.fill))
                          if v is not None)

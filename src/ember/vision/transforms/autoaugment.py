@@ -24,17 +24,18 @@ from ember.vision.transforms.functional import Image, InterpolationMode
 __all__ = ["RandAugment", "RandomAffine", "TrivialAugmentWide"]
 
 
-def _span(name: str, value: float | Sequence[float], count: int = 2) -> tuple[float, ...]:
-    """A number ``v`` as ``(-v, v)``; a sequence as given (``count`` values)."""
+def _span(name: str, value: float | Sequence[float], count: int = 2) -> list[float]:
+    """A number ``v`` as ``[-v, v]``; a sequence as given (``count`` values), as floats (a
+    list, as torchvision's ``_setup_angle``)."""
     if isinstance(value, numbers.Number):
         if value < 0:
             raise ArgumentError(f"RandomAffine: if {name} is a single number, it must be "
                                 f"positive, got {value}")
-        return (-float(value), float(value))
+        return [-float(value), float(value)]
     if len(value) not in (2, count):
         raise ArgumentError(f"RandomAffine: {name} should be a number or a sequence of 2"
                             f"{' or 4' if count == 4 else ''} values, got {value}")
-    return tuple(float(v) for v in value)
+    return [float(v) for v in value]
 
 
 class RandomAffine(_Random):
@@ -67,9 +68,9 @@ class RandomAffine(_Random):
         self.center, self.generator = center, generator
 
     def __repr__(self) -> str:  # (torchvision's: the arguments left at their defaults unsaid)
-        shown = [f"degrees={list(self.degrees)}"]
+        shown = [f"degrees={self.degrees}"]
         shown += [f"{k}={v}" for k, v in (("translate", self.translate), ("scale", self.scale),
-                                          ("shear", self.shear and list(self.shear)))
+                                          ("shear", self.shear))
                   if v is not None]
         if self.interpolation is not InterpolationMode.NEAREST:
             shown.append(f"interpolation={self.interpolation.value}")
