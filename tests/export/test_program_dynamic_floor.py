@@ -66,3 +66,20 @@ def test_a_window_count_the_traces_cannot_pin_is_still_refused():
     with pytest.raises(ConstraintViolationError, match="max_pool"):
         ember.export.export(Pool(3), (ember.randn(2, 3, 9),),
                             dynamic_shapes=({2: Dim("t", min=3, max=64)},))
+
+
+class Pool2d(ember.nn.Module):
+    def forward(self, x):
+        return ember.nn.functional.max_pool2d(x, 2).amax((2, 3))
+
+
+def test_pooling_over_dynamic_height_and_width_matches_torch():
+    # (the first resized trace grows each dim by an odd amount, so that every dim's parity
+    # changes and the traces tell h // 2 from (h + 1) // 2)
+    rs = np.random.RandomState(0)
+    ep = ember.export.export(Pool2d(), (ember.randn(2, 3, 8, 8),), dynamic_shapes=(
+        {0: Dim("b", max=16), 2: Dim("h", min=2, max=40), 3: Dim("w", min=2, max=40)},))
+    for b, h, w in [(1, 2, 2), (3, 5, 7), (2, 9, 8), (4, 16, 17), (16, 40, 3)]:
+        x = rs.randn(b, 3, h, w).astype(np.float32)
+        want = torch.nn.functional.max_pool2d(torch.tensor(x), 2).amax((2, 3)).numpy()
+        np.testing.assert_array_equal(ep.module()(ember.tensor(x)).numpy(), want)

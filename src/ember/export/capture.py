@@ -209,10 +209,10 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
 def retrace_resized(capture: Capture, leaves: list, spec: Any,
                     axes: dict[int, dict[int, Any]], step: int = 1, power: int = 1,
                     bounds: dict[str, Any] | None = None,
-                    sizes: dict[str, int] | None = None) -> Graph:
+                    sizes: dict[str, int] | None = None, odd: bool = False) -> Graph:
     """The graph of another call with the dynamic axes resized (:func:`resized`); a model
     that fails at those sizes is an :class:`ExportError` saying so."""
-    grown = resized(leaves, axes, capture.who, step, power, bounds, sizes)
+    grown = resized(leaves, axes, capture.who, step, power, bounds, sizes, odd)
     after = ember.get_rng_state()  # (each trace draws what the first drew: a module built
     ember.set_rng_state(capture.rng)  # in the call initialises its weights alike)
     try:
@@ -232,7 +232,7 @@ def retrace_resized(capture: Capture, leaves: list, spec: Any,
 
 def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int = 1,
             power: int = 1, bounds: dict[str, Any] | None = None,
-            sizes: dict[str, int] | None = None) -> list:
+            sizes: dict[str, int] | None = None, odd: bool = False) -> list:
     """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
     {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1)^power · step``
     (``power`` 2 grows the dims in other proportions than 1, so that two traces with the two
@@ -241,7 +241,9 @@ def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int =
     grows by its coefficient times that name's growth), filled by repeating the tensor's own entries
     (integer inputs stay valid indices); a dim whose range (``bounds[name]``, with ``lower``
     and ``upper``) ends below the grown size shrinks by as much instead, when it can stay at
-    2 or above. ``sizes`` instead gives each dim name its new size. A tensor passed twice with
+    2 or above. With ``odd``, the k-th grows by ``(2k + 1)^power · step`` instead (every dim
+    changes parity: the traces then tell ``T // 2`` from ``(T + 1) // 2``). ``sizes`` instead
+    gives each dim name its new size. A tensor passed twice with
     the same axes is resized once: the model may test ``query is key``."""
     growth: dict[str, int] = {}
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
@@ -257,7 +259,7 @@ def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int =
             if sizes is not None:
                 growth.setdefault(name, sizes[name] - size)
             elif name not in growth:
-                grow = (len(growth) + 1) ** power * step
+                grow = (2 * len(growth) + 1 if odd else len(growth) + 1) ** power * step
                 bound = (bounds or {}).get(name)
                 if bound is not None and size + grow > bound.upper and \
                         size - grow >= max(bound.lower, 2):

@@ -334,7 +334,7 @@ def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
     resizing = {i: {**dims.get(i, {}), **(derived or {}).get(i, {})}
                 for i in {*dims, *(derived or {})}}
     try:
-        second = retrace_resized(capture, leaves, spec, resizing, bounds=bounds)
+        second = retrace_resized(capture, leaves, spec, resizing, bounds=bounds, odd=True)
         out = [Twin(second, *_matched(graph, second))]
     except ConstraintViolationError:
         raise
