@@ -436,6 +436,11 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     if num_classes < -1:
         raise ArgumentError(f"one_hot: num_classes must be -1 (one more than the largest "
                             f"class value) or a count of classes, got {num_classes}")
+    if num_classes == 0:  # (a non-empty input: no class can hold its values)
+        raise IndexOutOfRange("one_hot: num_classes=0 leaves no class for the values of a "
+                              f"non-empty input of shape {tuple(input.shape)}; class values must "
+                              "be smaller than num_classes. Hint: pass the number of classes, "
+                              "or -1 to take input.max() + 1")
     if num_classes == -1:
         num_classes = _class_count(input)
         if num_classes <= 0:  # (else "out of range for 0 classes, expected [0, -1]")
