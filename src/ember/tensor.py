@@ -19,7 +19,7 @@ from ember.backend import Device
 from ember.backend.meta import no_data
 from ember.dtypes import DType
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, GradError
-from ember.grad_assign import check_assigned_grad
+from ember.grad_assign import SAME_DTYPE, check_assigned_grad, read_grad_dtype, set_grad_dtype
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -59,6 +59,8 @@ class Tensor:
                  "_retains", "_view", "__dict__", "__weakref__")  # (a __dict__ for the user's
     # own attributes, ``p.tag = 1``, as PyTorch's tensors take: made on the first one set)
     __array_priority__ = 1000  # NumPy defers to our reflected operators
+    _grad_dtype: Any = SAME_DTYPE  # (one set goes in the instance's __dict__)
+    grad_dtype = property(read_grad_dtype, set_grad_dtype)
 
     def __new__(cls, *data: Any, dtype: DType | None = None, device: Any = None,
                 requires_grad: bool = False) -> Tensor:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, no_grad, refuse_inference_write
 from ember.backend.copies import contiguous as contiguous_copy
+from ember.grad_assign import SAME_DTYPE
 from ember.layouts import array_dense_in
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
@@ -161,6 +162,12 @@ def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = Non
     cannot take it).
     A first gradient whose memory another ``.grad`` (or the caller's ``gradient=``) already
     holds is copied, so no two ``.grad`` ever alias."""
+    want = getattr(t, "_grad_dtype", SAME_DTYPE)  # (a leaf's grad_dtype, when set: cast to it)
+    if want is not SAME_DTYPE and want is not None and isinstance(g, Tensor) and \
+            g.dtype is not want:
+        from ember.ops.convert import cast
+
+        g = cast(g, want)
     lock = grad_lock(t)
     lock.acquire()  # (not ``with``: ~0.1 µs less a leaf)
     try:

@@ -49,6 +49,7 @@ from ember.autograd.hook_calls import (
 from ember.autograd.roots import as_list, batched_seeds, root_grads
 from ember.autograd.saved_hooks import forget_unpacked
 from ember.errors import ArgumentError, GradError, ShapeError, user_stacklevel
+from ember.grad_assign import SAME_DTYPE
 from ember.ops.overrides import TENSOR_LIKE, handler_of
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
@@ -195,6 +196,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph, accumulates=False)
     for i, g in enumerate(found):
+        want = getattr(targets[i], "_grad_dtype", None)  # (a leaf's grad_dtype, as torch)
+        if g is not None and want is not SAME_DTYPE and want is not None and g.dtype is not want:
+            g = found[i] = g.to(want)
         if g is None and not allow_unused:
             raise GradError(f"grad: input {i} ({_what(targets[i])}) was not used to compute "
                             "the outputs. Hint: pass allow_unused=True to get None for it")
