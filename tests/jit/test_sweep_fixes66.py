@@ -154,3 +154,20 @@ def test_an_argument_written_from_another_written_argument():
         x, z = ember.tensor([1.0, 2.0]), ember.tensor([10.0, 20.0])
         compiled(x, z)
         assert x.tolist() == [2.0, 3.0] and z.tolist() == [1.0, 2.0]
+
+
+def _keeps_hidden_grad(x):
+    h = x * 2
+    h.retain_grad()
+    return (h * h).sum(), h
+
+
+def test_an_output_the_function_retains_the_grad_of_gets_it():
+    compiled = ember.jit.compile(_keeps_hidden_grad)
+    for _ in range(3):
+        x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        loss, h = compiled(x)
+        loss.backward()
+        assert h.grad.tolist() == [4.0, 8.0, 12.0]  # (d loss / d h = 2h, as eager)
+        assert x.grad.tolist() == [8.0, 16.0, 24.0]
+    assert any("retain_grad" in r for r in ember.jit.explain())

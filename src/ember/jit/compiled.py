@@ -51,6 +51,7 @@ from ember.jit.fallback import (
     backward_hooks,
     check_grad_views,
     held_tensors,
+    retained_outputs,
     shared_state,
     shares_split_writes,
     state_view_writes,
@@ -398,7 +399,8 @@ class CompiledFunction:
             joint, returned, hooked, plan, given = None, out_leaves, None, None, out_leaves
             if differentiable(tracer, inputs, out_leaves):
                 hooked = backward_hooks(self.name, self.reach, tracer) or argument_writes(
-                    tracer, inputs, argument_names(self.fn, args, kwargs), leaves)
+                    tracer, inputs, argument_names(self.fn, args, kwargs), leaves) or \
+                    retained_outputs(out_leaves)
                 if hooked is None:
                     joint, returned = trace_backward(tracer, inputs, out_leaves)
             else:

@@ -69,6 +69,22 @@ def argument_writes(tracer: Tracer, inputs: list[Tensor], names: list[str],
             "inside")
 
 
+def retained_outputs(outputs: list) -> str | None:
+    """Why calls with this key run the plain function, if the function called
+    ``retain_grad()`` on an output it returns (``h.retain_grad(); return h.sum(), h``): the
+    gradient of the other outputs reaches ``h`` through the function's own graph, where
+    one compiled node, whose outputs are siblings, gives it none (torch.compile breaks the
+    graph there). None when no output retains its gradient."""
+    if not any(isinstance(t, Tensor) and t.retains_grad for t in outputs):
+        return None
+    return ("runs eagerly: it calls retain_grad() on a tensor it returns, whose .grad comes "
+            "from the other outputs' backward through the function's own graph, which one "
+            "compiled node (its outputs side by side) cannot give; calls with this signature "
+            "run the plain function. Hint: call retain_grad() on the output after the call "
+            "when nothing else the call returns is made from it, or compile the whole step "
+            "with backward() inside")
+
+
 def aliased_writes(graph: Graph, leaves: list, parts: tuple, names: list[str]) -> str | None:
     """Why calls with this key run the plain function, if the graph writes in place into
     an argument that shares memory with another (``f(b, b[1:3])``): the graph reads each
