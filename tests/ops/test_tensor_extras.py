@@ -56,8 +56,8 @@ def test_as_strided_is_read_only_and_checks_bounds():
     x = ember.arange(4.0)
     with pytest.raises(ember.GradError, match="view made by as_strided.*read-only"):
         x.as_strided((2,), (1,)).add_(1)
-    with pytest.raises(ember.GradError, match="view made by as_strided"):
-        x.as_strided((2,), (1,))[:1].fill_(1)
+    x.as_strided((2,), (1,))[:1].fill_(1)  # (a fill writes through, as torch's: sweep66f)
+    assert x.tolist() == [1.0, 1.0, 2.0, 3.0]
     with pytest.raises(ember.GradError, match="expand\\(\\) or as_strided\\(\\)"):
         x.as_strided((2,), (1,)).detach().add_(1)
     y = ember.arange(4.0, requires_grad=True) * 1  # was a bare view_scatter failure

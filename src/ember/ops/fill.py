@@ -12,6 +12,7 @@ import numpy as np
 
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.autograd.graph import name_node
+from ember.backend.memory_block import address, dense_root
 from ember.backend.meta import copy_out
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, cast_ready
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
@@ -57,10 +58,12 @@ def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
         if _written(self, src):
             return self
     check_number_int(name, src)
-    src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)
+    number = not isinstance(src, Tensor)
+    src = as_tensor(src, dtype=self.dtype) if number else src
     if src.is_meta and not self.is_meta:
         copy_out(name, self.device)
-    if not needs_history(self, src) and _written(self, src._data):
+    if not needs_history(self, src) and (_written(self, src._data) or number and
+                                         name != "copy_" and _filled_aliased(self, src._data)):
         return self
     return inplace(self, name, lambda old: _value(src, old, name))
 
@@ -84,6 +87,25 @@ def _written(self: Tensor, values: Any) -> bool:
     try:  # (converted as PyTorch's casts: float16 through float32, float8 saturating)
         self._data[...] = cast_ready(self._device.xp, values, self.dtype)
     except ValueError:
+        return False
+    count_write(self)
+    return True
+
+
+def _filled_aliased(self: Tensor, value: Any) -> bool:
+    """A number written by ``fill_``/``zero_`` into a tensor whose elements share memory
+    (``expand``'s, ``as_strided``'s: read-only arrays here), through a writable array over the
+    same memory: each location gets the one value, so PyTorch allows it (and no other write).
+    False where that memory is not writable (a read-only buffer, a loaded file)."""
+    a = self._data
+    root = dense_root(a) if isinstance(a, np.ndarray) else None
+    if root is None or not root.flags.writeable:
+        return False
+    try:
+        alias = np.ndarray(a.shape, a.dtype, buffer=root, offset=address(a) - address(root),
+                           strides=a.strides)
+        alias[...] = cast_ready(np, value, self.dtype)
+    except (ValueError, TypeError):
         return False
     count_write(self)
     return True
