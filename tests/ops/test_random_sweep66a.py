@@ -171,3 +171,17 @@ def test_randint_requires_a_size_like_torch(args, kwargs):
     with pytest.raises(TypeError, match="randint\\(\\) missing its size"):
         ember.randint(*args, **kwargs)  # (randint(5, 10) drew a 0-d tensor)
     assert ember.randint(*args, **kwargs, size=()).shape == ()
+
+
+def test_normal_of_tensors_draws_in_outs_dtype_like_torch():
+    """A complex out drew real noise (imaginary part 0) where torch draws complex noise, and
+    dtype= was ignored (float64 asked, float32 drawn)."""
+    n = 100_000
+    out = ember.empty(n, dtype=ember.complex64)
+    ember.normal(ember.zeros(n), ember.ones(n), out=out)
+    assert abs(float(out.imag.var()) - 0.5) < 0.02 and abs(float(out.real.var()) - 0.5) < 0.02
+    assert ember.normal(ember.zeros(3), 1.0, dtype=ember.float64).dtype is ember.float64
+    with pytest.raises(TypeError, match="requires_grad= goes with number mean and std"):
+        ember.normal(ember.zeros(3), ember.ones(3), requires_grad=True)  # (it was ignored)
+    with pytest.raises(TypeError):
+        torch.normal(torch.zeros(3), torch.ones(3), requires_grad=True)

@@ -141,7 +141,7 @@ _FAMILIES = ("activations", "adaptive_avg_pool", "arithmetic", "attention", "bat
              "margin_loss", "masking", "multi_head_attention", "native_functions",
              "new_constructors", "nonzero",
              "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
-             "random_fill",
+             "random_fill", "random_normal",
              "random_gamma", "random_von_mises", "reduce", "rnn", "rnn_cells", "rounding",
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
              "softmax", "sort", "special", "split_stack", "statistics", "stft", "storage",
@@ -152,6 +152,7 @@ __all__ = [name for family in _FAMILIES
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]
 
 import_module("ember.ops.reflected")  # (number <op> tensor)
+import_module("ember.ops.numpy_ufuncs")  # (np.sin(tensor) is a tensor)
 
 # the binary methods whose ops do not hand a tensor-like operand over themselves (``hypot``):
 # their hand-over forms, as the ``ember.*`` functions' ``out=`` forms do (``dense.hypot(nt)``)
