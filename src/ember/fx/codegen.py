@@ -55,9 +55,6 @@ class Namespace:
         self._counts[base] = i
         return name
 
-    def release(self, name: str) -> None:
-        self._used.discard(name)
-
 
 def snake_case(name: str) -> str:
     """``name`` in snake case, as node and global names are made (an underscore before a

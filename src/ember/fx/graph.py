@@ -218,8 +218,7 @@ class Graph:
             return
         to_erase._update_args_kwargs((), {})
         to_erase._remove_from_list()
-        to_erase._erased = True
-        self._namespace.release(to_erase.name)
+        to_erase._erased = True  # (its name stays taken, as torch.fx's: relu, then relu_1)
 
     def eliminate_dead_code(self, is_impure_node: Callable[[Node], bool] | None = None
                             ) -> bool:

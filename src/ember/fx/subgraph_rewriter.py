@@ -166,11 +166,14 @@ def _match(p: Node, n: Any, nodes_map: dict[Node, Node],
            ignore_literals: bool) -> dict[Node, Node] | None:
     """``nodes_map`` extended so the pattern node ``p`` matches the module value ``n``."""
     if p in nodes_map:
-        return nodes_map if nodes_map[p] is n else None
-    if n in nodes_map.values():  # (each pattern node its own node, as torch's matcher)
-        return None
-    if p.op == "placeholder":
-        return {**nodes_map, p: n} if isinstance(n, Node) else None
+        seen = nodes_map[p]
+        same = seen is n or not isinstance(n, Node) and not isinstance(seen, Node) and \
+            type(seen) is type(n) and seen == n
+        return nodes_map if same else None
+    if isinstance(n, Node) and any(v is n for v in nodes_map.values()):
+        return None  # (each pattern node its own node, as torch's matcher)
+    if p.op == "placeholder":  # (an input of the pattern takes a literal too, as torch's)
+        return {**nodes_map, p: n}
     if not isinstance(n, Node) or (p.op, p.target) != (n.op, n.target):
         return None
     (p_args, p_kwargs), (n_args, n_kwargs) = _arguments(p), _arguments(n)
