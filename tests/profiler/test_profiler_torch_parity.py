@@ -34,7 +34,8 @@ def test_table_columns_match_torch(options):
 
 
 @pytest.mark.parametrize("sort_by", ["device_time_total", "self_cuda_time_total",
-                                     "device_memory_usage", "self_cpu_memory_usage"])
+                                     "device_memory_usage", "self_cpu_memory_usage",
+                                     "cuda_time", "xpu_time", "device_time"])
 def test_device_sort_keys_accepted(sort_by):
     for lib in (ember, torch):
         assert "Name" in _matmul_table(lib).table(sort_by=sort_by, row_limit=2)

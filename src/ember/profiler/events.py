@@ -21,6 +21,8 @@ _SORT_KEYS = {
     **{f"{self_}{dev}_{what}": "device_time_total"
        for self_ in ("", "self_") for dev in ("cuda", "device", "xpu", "privateuse1")
        for what in ("time_total", "memory_usage")},
+    # the mean device time per call (torch's docs list cuda_time and xpu_time)
+    **{f"{dev}_time": "device_time" for dev in ("cuda", "device", "xpu", "privateuse1")},
 }
 
 
