@@ -135,8 +135,10 @@ class QuantizedTensor(QuantizedViews):
         raise QuantizedOperandError(name)
 
     def dequantize(self) -> Tensor:
-        return from_numpy(kernels.dequantize(self._int.numpy(), self._scale, self._zero_point,
-                                             self._axis))
+        """The float32 values, laid out as PyTorch's: channels-last where the integers are,
+        else in C order (a permuted tensor's too)."""
+        return from_numpy(_laid_out(kernels.dequantize(self._int.numpy(), self._scale,
+                                                       self._zero_point, self._axis)))
 
     # shape
     @property

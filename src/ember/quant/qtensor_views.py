@@ -94,8 +94,10 @@ class QuantizedViews:
         """``expand(other.shape)`` (per tensor only, as PyTorch)."""
         return self.expand(other.shape)
 
-    def contiguous(self) -> QuantizedTensor:
-        return self._like(self._int.contiguous(), self._axis)
+    def contiguous(self, memory_format: Any = contiguous_format) -> QuantizedTensor:
+        """The integers laid out in ``memory_format`` (C order, or ``channels_last``), as
+        ``Tensor.contiguous``; the quantization parameters kept."""
+        return self._like(self._int.contiguous(memory_format=memory_format), self._axis)
 
     def __getitem__(self, index: Any) -> QuantizedTensor:
         """Per channel, as PyTorch: the channels' parameters follow a basic index (integers,
