@@ -538,8 +538,12 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
         raise ArgumentError(f"rrelu: lower bound ({lower}) must not exceed the upper bound "
                             f"({upper})")
     if training:
-        noise = rand(input.shape, generator=generator, dtype=input.dtype, device=input.device)
+        # (a 16-bit draw: slopes on its coarse grid, rounded twice, biased low; torch's are
+        # drawn as doubles and rounded once)
+        wide = input.dtype if input.dtype.itemsize >= 4 else dtypes.float64
+        noise = rand(input.shape, generator=generator, dtype=wide, device=input.device)
         slope = noise * (upper - lower) + lower
+        slope = slope if slope.dtype is input.dtype else slope.to(input.dtype)
         return _run(input, inplace, "rrelu", lambda x: where(x.detach() <= 0, x * slope, x))
     # (evaluation is leaky_relu's test: a NaN takes the slope, as PyTorch's; training's is
     # x <= 0, a NaN keeps gradient 1)
