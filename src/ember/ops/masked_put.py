@@ -45,7 +45,7 @@ def check_put_dtype(op: str, x: Tensor, entries: tuple, values: Tensor,
     Example:
         >>> ember.zeros(3)[ember.tensor([0, 1])] = ember.tensor([1.5, 2.5], dtype=ember.float64)
         Traceback (most recent call last):
-        ember.errors.DTypeError: __setitem__: the values are float64 but the tensor is float32 ...
+        ember.errors.DTypeError: __setitem__: the values are float64 but the tensor is float32; ...
     """
     indices = [k for k in entries if _advanced(k)]
     if not indices and op == "__setitem__":
