@@ -288,3 +288,21 @@ def test_an_on_trace_ready_error_reaches_the_caller_as_torch():
         with lib.profiler.profile() as later:  # (profiling works afterwards)
             lib.ones(2) * 3
         assert any(e.name.endswith("mul") for e in later.events())
+
+
+@pytest.mark.parametrize("returned", [None, True, 2])
+def test_a_schedule_returning_no_action_is_refused(returned):
+    # (it recorded nothing, without a word; torch fails on an assertion about initialisation)
+    with pytest.raises(TypeError, match=f"schedule returned {returned!r}"):
+        profile(schedule=lambda step: returned)
+    plan = ember.profiler.schedule(wait=1, warmup=1, active=1)
+    with profile(schedule=lambda step: plan(step) if step < 2 else returned) as prof:
+        prof.step()
+        with pytest.raises(TypeError, match="for step 2; it must return a ProfilerAction"):
+            prof.step()
+
+
+def test_an_on_trace_ready_that_is_not_callable_is_refused_at_once():
+    # (it failed at the span's end with "'int' object is not callable"; torch crashes)
+    with pytest.raises(TypeError, match="on_trace_ready must be callable"):
+        profile(on_trace_ready=3)

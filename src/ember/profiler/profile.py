@@ -112,6 +112,10 @@ class profile:
                 "profile: execution_trace_observer is not supported: Ember records no "
                 "execution trace (graph of ops and their tensors). Hint: leave it out; "
                 "export_chrome_trace(path) writes the timeline")
+        if on_trace_ready is not None and not callable(on_trace_ready):
+            raise ArgumentTypeError(f"profile: on_trace_ready must be callable (it gets the "
+                                    f"profile), got {type(on_trace_ready).__name__}. Hint: "
+                                    "on_trace_ready=tensorboard_trace_handler(dir)")
         if post_processing_timeout_s is not None and post_processing_timeout_s < 0:
             raise ArgumentError(f"profile: post_processing_timeout_s must be non-negative, "
                                 f"got {post_processing_timeout_s}")
@@ -141,7 +145,7 @@ class profile:
         self._thread = 0  # the thread whose ops it records (set when recording starts)
         self._running = False
         self._recording = False
-        self._action = self.schedule(0)
+        self._action = self._planned(0)
 
     # -- the schedule --------------------------------------------------------------------------
     def __enter__(self) -> profile:
@@ -173,9 +177,20 @@ class profile:
         self._close_step()
         previous = self._action
         self.step_num += 1
-        self._action = self.schedule(self.step_num)
+        self._action = self._planned(self.step_num)
         self._transit(previous, self._action)
         self._open_step()
+
+    def _planned(self, step: int) -> ProfilerAction:
+        """The schedule's action for ``step``; anything else it returns (a bool, None) is
+        refused, as it would record nothing without a word."""
+        action = self.schedule(step)
+        if not isinstance(action, ProfilerAction):
+            raise ArgumentTypeError(
+                f"profile: the schedule returned {action!r} ({type(action).__name__}) for step "
+                f"{step}; it must return a ProfilerAction. Hint: build it with "
+                "ember.profiler.schedule(wait=, warmup=, active=)")
+        return action
 
     def _check_running(self, who: str) -> None:
         if not self._running:
