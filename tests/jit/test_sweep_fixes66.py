@@ -171,3 +171,28 @@ def test_an_output_the_function_retains_the_grad_of_gets_it():
         assert h.grad.tolist() == [4.0, 8.0, 12.0]  # (d loss / d h = 2h, as eager)
         assert x.grad.tolist() == [8.0, 16.0, 24.0]
     assert any("retain_grad" in r for r in ember.jit.explain())
+
+
+def _momentum_copied_then_halved(compiled):
+    ember.manual_seed(0)
+    m = ember.nn.Linear(3, 2)
+    opt = ember.optim.SGD(m.parameters(), lr=0.5, momentum=0.9)
+
+    def step(x):
+        (m(x) ** 2).sum().backward()
+        snap = ember.zeros(2, 3)
+        if m.weight in opt.state:
+            buf = opt.state[m.weight]["momentum_buffer"]
+            snap.copy_(buf)
+            buf.mul_(0.5)  # (written into its memory just before the step reads it)
+        opt.step()
+        opt.zero_grad()
+        return snap
+
+    f = ember.jit.compile(step) if compiled else step
+    return [f(ember.ones(4, 3) * (i + 1)).numpy().copy() for i in range(4)]
+
+
+def test_a_copy_of_optimizer_state_written_before_the_step_keeps_its_value():
+    for e, c in zip(_momentum_copied_then_halved(False), _momentum_copied_then_halved(True)):
+        np.testing.assert_allclose(c, e, rtol=1e-6)

@@ -30,6 +30,8 @@ class Effects:
         for v, t in zip(in_vars, ins):
             self.invalidate_views(v, t._data)
         out_vars = [self.new_var(t._data, "eqn") for t in outs()]
+        self.__dict__.setdefault("run_memory", {}).update(  # (see copy_apart)
+            (id(t._data), (t._data, v)) for t, v in zip(outs(), out_vars))
         self.dynamic.update(out_vars)
         self.graph.eqns.append(Eqn(Effect(name, run, items, split), in_vars, {}, out_vars,
                                    user_source()))
@@ -41,14 +43,21 @@ class Effects:
         ``s.copy_(state["step"])``; the graph gives it the same variable) gets a copy of it,
         made here, so that it keeps the value the effect overwrites."""
         memory = {}
+        run_memory = self.__dict__.get("run_memory", {})
+        start = {id(ref.tensor._grad if ref.grad else ref.tensor): ref.var
+                 for ref in self.graph.state} if written else {}
         for t in written:
-            var = self.lookup(t._data)
-            if var is not None:
-                memory[self.view_root.get(var, var)] = t._data
+            # (what t holds now, and what its memory holds when the effect runs: its value
+            # when the call started, or the last effect's, where an op wrote t since)
+            last = run_memory.get(id(t._data), (None,))
+            for var in [self.lookup(t._data), start.get(id(t)),
+                        last[-1] if last[0] is t._data else None]:
+                if var is not None and t._data.size:  # (an empty array holds no value)
+                    memory[self.view_root.get(var, var)] = t._data
         copies: dict = {}
         for ref, var in list(self.env.values()) if memory else ():
             array, written_memory = ref(), memory.get(self.view_root.get(var, var))
-            if written_memory is not None and array is not None and \
+            if written_memory is not None and array is not None and array.size and \
                     array is not written_memory and not overlap(array, written_memory):
                 if var not in copies:
                     copies[var] = self.new_var(array, "eqn")
