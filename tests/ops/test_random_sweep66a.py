@@ -195,3 +195,16 @@ def test_rrelu_slopes_in_bfloat16_cover_the_range_like_torch():
     theirs = -torch.nn.functional.rrelu(-torch.ones(200_000, dtype=torch.bfloat16), 0.1, 0.3,
                                         training=True).float().numpy()
     assert slopes.max() == theirs.max() and len(np.unique(slopes)) == len(np.unique(theirs))
+
+
+@pytest.mark.parametrize("k", [1, 3, 7, 8])
+def test_multinomial_without_replacement_takes_the_largest_keys_in_order(k):
+    """The partial selection (a partition, then a sort of k) matches a full sort's first k."""
+    from ember.ops.random import _top_keys
+
+    keys = np.random.default_rng(k).gumbel(size=(50, 8))
+    keys[:, 2] = -np.inf  # (a zero weight: last)
+    full = np.argsort(-keys, axis=1, kind="stable")[:, :k]
+    np.testing.assert_array_equal(_top_keys(keys, k), full)
+    drawn = ember.multinomial(ember.rand(50, 8) + 0.1, k)
+    assert all(len(set(row)) == k for row in drawn.tolist())

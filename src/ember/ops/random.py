@@ -177,11 +177,23 @@ class Multinomial(Sample):
         else:  # Gumbel top-k: sampling without replacement in one vectorised pass
             keys = np.log(np.maximum(p, 1e-300)) + rng.gumbel(size=p.shape)
             keys[p == 0] = -np.inf
-            idx = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+            idx = _top_keys(keys, num_samples)
         return idx.reshape(*probs.shape[:-1], num_samples).astype(np.int64)
 
     def infer(self, probs, *, num_samples, replacement, generator):
         return TensorSpec((*probs.shape[:-1], num_samples), dtypes.int64)
+
+
+def _top_keys(keys: np.ndarray, k: int) -> np.ndarray:
+    """The columns of each row's ``k`` largest keys, largest first: a partition, then a sort of
+    those ``k`` only (a full sort of 10000 categories cost 4x torch's multinomial)."""
+    if k == 1:
+        return np.argmax(keys, axis=1)[:, None]
+    if k < keys.shape[1]:
+        top = np.argpartition(-keys, k - 1, axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1, kind="stable")
+        return np.take_along_axis(top, order, axis=1)
+    return np.argsort(-keys, axis=1, kind="stable")
 
 
 def _float_dtype(dtype: Any, op: str, complex_ok: bool = False) -> dtypes.DType:
