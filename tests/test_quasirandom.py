@@ -237,3 +237,18 @@ def test_a_compiled_function_refuses_to_freeze_draws():
         with pytest.raises(ember.errors.OpError, match="inside a compiled function"):
             compiled(ember.zeros(2))
     assert engine.num_generated == 0 and engine.draw(2).tolist() == [[0.0, 0.0], [0.5, 0.5]]
+
+
+@pytest.mark.parametrize("scramble", [False, True])
+def test_sobol_state_attributes_match_torch(scramble):
+    """sobolstate, shift and quasi were missing (AttributeError)."""
+    ours = ember.quasirandom.SobolEngine(4, scramble=scramble, seed=7)
+    theirs = torch.quasirandom.SobolEngine(4, scramble=scramble, seed=7)
+    for n in (0, 1, 2, 6):
+        if n:  # (torch's draw(0) raises)
+            ours.draw(n)
+            theirs.draw(n)
+        for name in ("sobolstate", "shift", "quasi"):
+            np.testing.assert_array_equal(getattr(ours, name).numpy(),
+                                          getattr(theirs, name).numpy())
+            assert getattr(ours, name).dtype is ember.int64

@@ -74,6 +74,32 @@ class SobolEngine:
             self._shift = np.zeros(dimension, dtype=np.int64)
         self.num_generated = 0
 
+    @property
+    def sobolstate(self) -> Tensor:
+        """The direction numbers (scrambled, if so), a ``(dimension, 30)`` int64 tensor, as
+        PyTorch's attribute (read-only here)."""
+        return from_numpy(self._directions.T.copy())
+
+    @property
+    def shift(self) -> Tensor:
+        """The digital shift, a ``(dimension,)`` int64 tensor (zeros unscrambled), as PyTorch's
+        attribute (read-only here)."""
+        return from_numpy(self._shift.copy())
+
+    @property
+    def quasi(self) -> Tensor:
+        """The last point drawn (the first before any) as ``(dimension,)`` 30-bit integers, as
+        PyTorch's attribute (read-only here).
+
+        Example:
+            >>> engine = ember.quasirandom.SobolEngine(2)
+            >>> _ = engine.draw(3)
+            >>> engine.quasi
+            tensor([805306368, 268435456])
+        """
+        last = max(self.num_generated - 1, 0)
+        return from_numpy(_gray_code_points(self._directions, self._shift, last, 1)[0].copy())
+
     def draw(self, n: int = 1, out: Tensor | None = None, dtype: dtypes.DType | None = None,
              ) -> Tensor:
         """The next ``n`` points, a ``(n, dimension)`` tensor of ``dtype`` (float32 or float64;
