@@ -493,3 +493,24 @@ def test_preset_metadata_goes_into_every_trace_as_torch(tmp_path):
         assert [t["run"] for t in traces] == [{"id": 7}] * 2, lib
     with pytest.raises(ValueError, match="not JSON"):
         ember.profiler.profile().preset_metadata_json("run", "{oops")
+
+
+def test_optimizer_steps_are_regions_as_torch():
+    # torch's tables show each step as Optimizer.step#<class>.step; Ember's had no such row
+    # (the update's time, spent in fused kernels outside any op, was in no row at all)
+    from ember.optim import optimizer
+
+    rows = {}
+    for lib in (torch, ember):
+        w = lib.ones(3, requires_grad=True)
+        opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+        with lib.profiler.profile() as prof:
+            for _ in range(2):
+                (w * 2).sum().backward()
+                opt.step()
+        rows[lib] = {r.key: r.count for r in prof.key_averages() if r.key.startswith("Optim")}
+        if lib is ember:
+            step = next(e for e in prof.events() if e.name.startswith("Optim"))
+            assert step.cpu_parent is None and step.self_cpu_time_total > 0
+    assert rows[ember] == rows[torch] == {"Optimizer.step#SGD.step": 2}
+    assert not optimizer._GLOBAL_STEP_PRE_HOOKS and not optimizer._GLOBAL_STEP_POST_HOOKS

@@ -24,7 +24,7 @@ from ember import memory
 from ember.autograd.engine import VJP_HOOK
 from ember.errors import ArgumentError, ArgumentTypeError
 from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
-from ember.profiler import memory_timeline
+from ember.profiler import memory_timeline, optimizer_regions
 from ember.profiler.activity import ProfilerActivity, check_activities, warn_untraced
 from ember.profiler.events import Event, EventList, chrome_trace, write_json
 from ember.profiler.flops import flops_of
@@ -237,6 +237,7 @@ class profile:
             add_wrap_hook(self._sample_memory)  # (after memory's own: it sees the new bytes)
         if not STATE.active:
             STATE.vjp_hook = VJP_HOOK.around = functools.partial(_record_vjp, VJP_HOOK.around)
+            optimizer_regions.install(record_function)
         STATE.active.append(self)
         self._thread = _thread()  # (the dispatch state is per thread: it records this one's)
         self._handler = functools.partial(_record_op, self)
@@ -260,8 +261,10 @@ class profile:
         self._recording = False
         pop_handler(self._handler)
         STATE.active.remove(self)
-        if not STATE.active and VJP_HOOK.around is STATE.vjp_hook:
-            VJP_HOOK.around = STATE.vjp_hook.args[0]
+        if not STATE.active:
+            optimizer_regions.uninstall()
+            if VJP_HOOK.around is STATE.vjp_hook:
+                VJP_HOOK.around = STATE.vjp_hook.args[0]
         if self.profile_memory:
             remove_wrap_hook(self._sample_memory)
             memory.disable()
