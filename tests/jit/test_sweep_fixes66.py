@@ -196,3 +196,53 @@ def _momentum_copied_then_halved(compiled):
 def test_a_copy_of_optimizer_state_written_before_the_step_keeps_its_value():
     for e, c in zip(_momentum_copied_then_halved(False), _momentum_copied_then_halved(True)):
         np.testing.assert_allclose(c, e, rtol=1e-6)
+
+
+def _writes_around_a_step(compiled, before, after):
+    """Four calls of an SGD step on a Linear layer with the no-grad writes ``before(m)`` and
+    ``after(m)`` (each returning the values to return) around ``opt.step()``."""
+    ember.manual_seed(0)
+    m = ember.nn.Linear(3, 2)
+    opt = ember.optim.SGD(m.parameters(), lr=0.3, momentum=0.9)
+
+    def step(x):
+        (m(x) ** 2).sum().backward()
+        with ember.no_grad():
+            out = before(m)
+        opt.step()
+        opt.zero_grad()
+        with ember.no_grad():
+            out += after(m)
+        return out
+
+    f = ember.jit.compile(step) if compiled else step
+    return [[t.numpy().copy() for t in f(ember.ones(4, 3) * (i + 1) / 4)] +
+            [m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()] for i in range(4)]
+
+
+def _nothing(m):
+    return []
+
+
+def _bias_from_weight(m):
+    m.bias.copy_(m.weight[:, 0])  # (a view of the weight's memory)
+    m.weight[0] += 0.1
+    return []
+
+
+def _snapshot_row(m):
+    snap = ember.zeros(3)
+    snap.copy_(m.weight[1])
+    m.weight.mul_(0.9)
+    return [snap]
+
+
+@pytest.mark.parametrize("before, after", [(_nothing, _bias_from_weight),
+                                           (_bias_from_weight, _nothing),
+                                           (_bias_from_weight, _snapshot_row),
+                                           (_nothing, _snapshot_row)])
+def test_values_on_a_parameters_memory_around_a_step(before, after):
+    eager = _writes_around_a_step(False, before, after)
+    for e, c in zip(eager, _writes_around_a_step(True, before, after)):
+        for a, b in zip(e, c):
+            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)

@@ -288,9 +288,10 @@ def ordered_writes(graph: Graph) -> tuple[list[Var], list[tuple[Any, Var]]]:
     stored = len(pending)
     state.update((ref.var, {stored}) for ref in graph.state
                  if ref.grad and any(t is ref.tensor for t in graph.grads_in_place))
-    # (an effect's outputs are the arrays it wrote in place: each store of one into its own
-    # tensor does nothing)
-    shared = may_share([e for e in graph.eqns if not isinstance(e.prim, Effect)], state)
+    # (an effect's outputs are the arrays it wrote in place: the memory of its inputs at
+    # their positions, so a value made from one, `b.copy_(w[:, 0])` after the step, is
+    # stored before w's own new value)
+    shared = may_share(graph.eqns, state, effects=True)
     grads = {v for _, v in graph.grads}
     ends = [*graph.outputs, *(v for _, v in graph.arg_writes),
             *(v for _, v in graph.arg_grads), *grads]

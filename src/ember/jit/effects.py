@@ -37,6 +37,22 @@ class Effects:
                                    user_source()))
         return result
 
+    def own_value(self, x: Tensor, var: Any) -> Any:
+        """The variable ``x`` holds after an in-place write of ``var``'s value: a copy, as
+        eager's ``copy_`` makes, where ``var`` is (or views) an effect's output (memory an
+        optimizer step wrote: ``b.copy_(w[:, 0])`` after it), or where ``x`` is memory the
+        function made and ``var`` the caller's (an argument, state: ``snap.copy_(w[1])``),
+        which a later write into that memory would change under ``x``."""
+        root = self.view_root.get(var, var)
+        if root not in {v for _, v in self.__dict__.get("run_memory", {}).values()} and (
+                self.fresh.get(id(x._data)) is not x._data or root.kind not in ("state", "input")):
+            return var
+        copy = self.new_var(x._data, "eqn")
+        self.dynamic.add(copy)
+        self.graph.eqns.append(Eqn(PRIMITIVES["copy"], [var], {"order": "K"}, [copy],
+                                   user_source()))
+        return copy
+
     def copy_apart(self, written: list[Tensor]) -> None:
         """Before an effect writes the memory of ``written`` in place: another array holding
         one's value, or a view of it, as its own (``y.copy_(w)``, ``g.copy_(w.grad)``,
@@ -285,10 +301,14 @@ def _writer(tensors: list[Tensor]) -> Any:
     (where they are other arrays) and returns that memory."""
 
     def write(*arrays: Any) -> list:
-        for t, a in zip(tensors, arrays):
-            if t._data is not a:
-                t._data[...] = a
-                t._vc.value += 1
+        pending = [(t, a) for t, a in zip(tensors, arrays) if t._data is not a]
+        if len(pending) > 1:  # (a value on another's memory, b.copy_(w[:, 0]) before w was
+            # written: its old value, copied before any is written)
+            pending = [(t, a.copy() if any(u is not t and overlap(a, u._data)
+                                           for u, _ in pending) else a) for t, a in pending]
+        for t, a in pending:
+            t._data[...] = a
+            t._vc.value += 1
         return [t._data for t in tensors]
 
     return write

@@ -30,7 +30,7 @@ import numpy as np
 
 from ember.backend import gemm, gemv
 from ember.dtypes import FLOATING_DTYPES
-from ember.jit.ir import Eqn, Var
+from ember.jit.ir import Effect, Eqn, Var
 from ember.jit.loops import EXACT, run_loop
 from ember.layouts import in_operands_layout
 from ember.ops.join import concatenated
@@ -222,12 +222,19 @@ def owner(array: Any) -> int:
     return id(array)
 
 
-def may_share(eqns: list[Eqn], roots: dict[Var, set]) -> dict[Var, set]:
+def may_share(eqns: list[Eqn], roots: dict[Var, set], effects: bool = False) -> dict[Var, set]:
     """For each variable, the items whose memory it may share: its root's (``roots``: a
     variable -> the items its array is part of), and what a view or any equation that may
-    return its input (not surely making new arrays) makes from one."""
+    return its input (not surely making new arrays) makes from one; with ``effects``, an
+    effect's output what its input at that position does (the array it wrote in place: an
+    optimizer step's parameters), where it has one per input (else nothing)."""
     seen_as = dict(roots)
     for e in eqns:
+        if effects and isinstance(e.prim, Effect):
+            if len(e.inputs) == len(e.outputs):
+                seen_as.update((o, seen_as[i]) for i, o in zip(e.inputs, e.outputs)
+                               if i in seen_as)
+            continue
         inherited = set().union(*(seen_as.get(v, set()) for v in e.inputs))
         if inherited and not makes_fresh(e):
             seen_as.update((v, inherited) for v in e.outputs)

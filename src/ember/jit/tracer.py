@@ -397,7 +397,7 @@ class Tracer(Effects, ViewWrites):
             if chain and (x._view is not None or self.lookup(base._data) not in self.stale):
                 self.write_into_view(x, result, base, chain)
                 return
-        target, new = self.lookup(x._data), self.var_of(result)
+        target, new = self.lookup(x._data), self.own_value(x, self.var_of(result))
         if target is not None:
             self.note_outside_write(target, x)
             self.invalidate_views(target, x._data)
