@@ -23,7 +23,8 @@ from typing import Any
 from ember import memory
 from ember.autograd.engine import VJP_HOOK
 from ember.errors import ArgumentError, ArgumentTypeError
-from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
+from ember.jit.tracer import Tracer
+from ember.ops.primitive import DISPATCH, apply_below, pop_handler, push_handler, spec
 from ember.profiler import memory_timeline, optimizer_regions
 from ember.profiler.activity import ProfilerActivity, check_activities, warn_untraced
 from ember.profiler.events import Event, EventList, chrome_trace, write_json
@@ -160,6 +161,7 @@ class profile:
         """Starts profiling (what entering the ``with`` does)."""
         if self._running:
             raise RuntimeError("profile.start(): the profile is already running")
+        _untraceable("start")
         self._running = True
         self._transit(ProfilerAction.NONE, self._action)
         self._open_step()
@@ -167,6 +169,7 @@ class profile:
     def stop(self) -> None:
         """Stops profiling, handing a trace still being recorded to ``on_trace_ready``."""
         self._check_running("stop")
+        _untraceable("stop")
         self._close_step()
         self._running = False
         self._transit(self._action, None)
@@ -174,6 +177,7 @@ class profile:
     def step(self) -> None:
         """Marks the end of a step: the schedule's action for the next one takes effect."""
         self._check_running("step")
+        _untraceable("step")
         self._close_step()
         previous = self._action
         self.step_num += 1
@@ -463,6 +467,18 @@ class profile:
 
     def __repr__(self) -> str:
         return f"<ember.profiler.profile: {len(self._events)} events, step {self.step_num}>"
+
+
+def _untraceable(call: str) -> None:
+    """Makes an ``ember.jit`` trace running now replay its call eagerly: a profile's start,
+    step or stop is a Python effect that a graph would leave out of every later call (the
+    profile, its schedule and on_trace_ready then ran at the first call only), where
+    torch.compile breaks its graph."""
+    for handler in DISPATCH.stack:
+        if isinstance(handler, Tracer) and handler.eager_reason is None:
+            handler.eager_reason = (
+                f"runs eagerly: it calls profile.{call}() (ember.profiler), which a graph "
+                "cannot repeat at each call. Hint: profile around the compiled call instead")
 
 
 def _check_strings(who: str, key: Any, value: Any) -> None:
