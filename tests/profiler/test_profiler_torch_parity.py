@@ -514,3 +514,18 @@ def test_optimizer_steps_are_regions_as_torch():
             assert step.cpu_parent is None and step.self_cpu_time_total > 0
     assert rows[ember] == rows[torch] == {"Optimizer.step#SGD.step": 2}
     assert not optimizer._GLOBAL_STEP_PRE_HOOKS and not optimizer._GLOBAL_STEP_POST_HOOKS
+
+
+def test_device_type_and_kineto_available_as_torch():
+    # torch code filters events by e.device_type == DeviceType.CPU and checks
+    # kineto_available(): AttributeErrors here before
+    for lib in (torch, ember):
+        DeviceType = lib.profiler.DeviceType
+        with lib.profiler.profile() as prof:
+            lib.ones(2) + 1
+        assert {e.device_type for e in prof.events()} == {DeviceType.CPU}
+        assert {r.device_type for r in prof.key_averages()} == {DeviceType.CPU}
+        assert lib.profiler.kineto_available() is lib.autograd.profiler.kineto_available()
+        assert lib.autograd.profiler.DeviceType is DeviceType
+    assert {n: int(v.value) for n, v in ember.profiler.DeviceType.__members__.items()} == \
+        {n: int(v) for n, v in torch.profiler.DeviceType.__members__.items()}

@@ -12,7 +12,12 @@ import sys
 
 import ember.autograd
 from ember.profiler import autograd_profiler
-from ember.profiler.activity import ProfilerActivity, supported_activities
+from ember.profiler.activity import (
+    DeviceType,
+    ProfilerActivity,
+    kineto_available,
+    supported_activities,
+)
 from ember.profiler.events import Event, EventList, FunctionEventAvg
 from ember.profiler.flops import flops_of, register_flops
 from ember.profiler.profile import profile, record_function
@@ -22,6 +27,6 @@ from ember.profiler.trace_handler import tensorboard_trace_handler
 # torch.autograd.profiler's path (the lower layer cannot import this one: it is registered)
 sys.modules["ember.autograd.profiler"] = ember.autograd.profiler = autograd_profiler
 
-__all__ = ["Event", "EventList", "FunctionEventAvg", "ProfilerAction", "ProfilerActivity",
-           "flops_of", "profile", "record_function", "register_flops", "schedule",
-           "supported_activities", "tensorboard_trace_handler"]
+__all__ = ["DeviceType", "Event", "EventList", "FunctionEventAvg", "ProfilerAction",
+           "ProfilerActivity", "flops_of", "kineto_available", "profile", "record_function",
+           "register_flops", "schedule", "supported_activities", "tensorboard_trace_handler"]

@@ -28,6 +28,47 @@ class ProfilerActivity(Enum):
     PrivateUse1 = 5
 
 
+class DeviceType(Enum):
+    """The device an event ran on (PyTorch's ``DeviceType``, its first members and values):
+    always ``CPU`` for Ember's events, which are timed from the host.
+
+    Example:
+        >>> with ember.profiler.profile() as prof:
+        ...     _ = ember.ones(2) + 1
+        >>> {e.device_type for e in prof.events()}
+        {<DeviceType.CPU: 0>}
+    """
+
+    CPU = 0
+    CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
+    FPGA = 7
+    MAIA = 8
+    XLA = 9
+    Vulkan = 10
+    Metal = 11
+    XPU = 12
+    MPS = 13
+    Meta = 14
+    HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
+    MTIA = 19
+    PrivateUse1 = 20
+
+
+def kineto_available() -> bool:
+    """Whether :class:`~ember.profiler.profile` (PyTorch's Kineto-based profiler API, with
+    schedules, traces and ``on_trace_ready``) is available: always, as in a PyTorch build.
+    """
+    return True
+
+
 def supported_activities() -> set[ProfilerActivity]:
     """The activities :class:`~ember.profiler.profile` can trace here: the CPU."""
     return {ProfilerActivity.CPU}

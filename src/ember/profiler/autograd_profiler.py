@@ -16,13 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.profiler.activity import warn_untraced
+from ember.profiler.activity import DeviceType, kineto_available, warn_untraced
 from ember.profiler.events import Event, EventList, FunctionEventAvg
 from ember.profiler.profile import profile as _profile
 from ember.profiler.profile import record_function
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "emit_nvtx", "profile",
-           "record_function"]
+__all__ = ["DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg", "emit_nvtx",
+           "kineto_available", "profile", "record_function"]
 
 _UNFINISHED = "<unfinished ember.autograd.profile>"
 

@@ -12,6 +12,7 @@ import os
 from typing import Any, NamedTuple
 
 from ember.errors import ArgumentError, ArgumentTypeError
+from ember.profiler.activity import DeviceType
 
 _SORT_KEYS = {
     "cpu_time_total": "cpu_time_total", "cpu_time": "cpu_time",
@@ -32,6 +33,7 @@ class _DeviceFields:
 
     __slots__ = ()
 
+    device_type = DeviceType.CPU  # (where the event ran: Ember times everything on the host)
     device_time_total = self_device_time_total = device_time = cuda_time = 0
     device_memory_usage = self_device_memory_usage = 0
 
