@@ -422,7 +422,8 @@ class CompiledCall(Function):
         held: dict[int, tuple | None] = dict(joint.consts)
         held.update((owner(t._data), (t, None)) for t in joint.buffers)
         held.update((owner(t._data), (t, None)) for t in tensors)
-        held.update((owner(t._grad._data), None) for t in joint.graded if t._grad is not None)
+        if joint.graded:
+            held.update((owner(t._grad._data), None) for t in joint.graded if t._grad is not None)
         outs = []
         dev = entry.device
         for r, p in enumerate(joint.roots):

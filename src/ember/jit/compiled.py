@@ -255,7 +255,8 @@ class CompiledFunction:
         roots = tuple(_wrap(a, dev) for a in owned(entry, [arrays[p] for p in entry.roots],
                                                    tensors)) if entry.make is not None else \
             wrap_outputs(entry, arrays[:n], tensors, dev)
-        for i, value in stored_apart(graph.arg_writes, arrays[n:], tensors):
+        for i, value in stored_apart(graph.arg_writes, arrays[n:], tensors) if \
+                graph.arg_writes else ():
             _store(tensors[i], value)
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
