@@ -147,3 +147,39 @@ def test_counts_stay_exact_while_threads_make_and_drop_tensors(tracking):
     assert not any(t.is_alive() for t in threads)
     gc.collect()
     assert memory.allocated() == before
+
+
+def test_in_place_ops_allocate_nothing_as_torch():
+    # x.add_(1) computes into a new buffer and drops it after the write, between events: the
+    # op showed 4000 B allocated and its region -4000 B self (torch: 0 and 0)
+    import torch
+
+    seen = {}
+    for lib in (torch, ember):
+        x = lib.ones(1000)
+        with lib.profiler.profile(profile_memory=True) as prof:
+            with lib.profiler.record_function("write"):
+                x.add_(1)
+                x.mul_(2)
+                x[:10] = 3
+            with lib.profiler.record_function("keep"):
+                y = x * 2
+        seen[lib] = {r.key: (r.cpu_memory_usage, r.self_cpu_memory_usage)
+                     for r in prof.key_averages() if r.key in ("write", "keep")}
+        if lib is ember:
+            assert all(e.cpu_memory_usage == 0 for e in prof.events() if e.cpu_parent is not None
+                       and e.cpu_parent.name == "write")
+        del y
+    assert seen[ember] == seen[torch] == {"write": (0, 0), "keep": (4000, 0)}
+
+
+def test_an_in_place_result_the_graph_keeps_stays_allocated():
+    # relu_ on a tensor needing grad: the backward saves the result's buffer, which lives on
+    x = ember.ones(1000, requires_grad=True)
+    with ember.profiler.profile(profile_memory=True) as prof:
+        with ember.profiler.record_function("r"):
+            y = x * 1
+            y.relu_()
+    row = next(r for r in prof.key_averages() if r.key == "relu")
+    assert row.cpu_memory_usage == 4000
+    del y

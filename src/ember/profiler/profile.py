@@ -29,6 +29,7 @@ from ember.profiler import memory_timeline, optimizer_regions
 from ember.profiler.activity import ProfilerActivity, check_activities, warn_untraced
 from ember.profiler.events import Event, EventList, chrome_trace, write_json
 from ember.profiler.flops import flops_of
+from ember.profiler.inplace_memory import InplaceTemps
 from ember.profiler.schedule import ProfilerAction, record_every_step
 from ember.tensor import add_wrap_hook, remove_wrap_hook
 
@@ -138,6 +139,7 @@ class profile:
         # a device's bytes changed, and (clock ns, None, bytes per device) where a span starts
         self._memory_samples: list[tuple[int, str | None, Any]] = []
         self._memory_last: dict[str, int] = {}  # (the bytes per device last noted)
+        self._inplace = InplaceTemps()  # (with profile_memory: in-place ops' result buffers)
         self._metadata: dict[str, Any] = {}  # (add_metadata's, the trace's top level)
         self._preset: dict[str, Any] = {}  # (preset_metadata_json's, added to every trace)
         self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
@@ -245,6 +247,8 @@ class profile:
         STATE.active.append(self)
         self._thread = _thread()  # (the dispatch state is per thread: it records this one's)
         self._handler = functools.partial(_record_op, self)
+        if self.profile_memory:
+            self._handler.on_inplace = self._inplace.on_inplace  # type: ignore[attr-defined]
         push_handler(self._handler, observer=True)
         self._recording = True
         self._metadata.update(self._preset)
@@ -258,6 +262,7 @@ class profile:
 
     def _stop_trace(self) -> None:
         self._end = _now()
+        self._inplace.settle()
         for stack in self._stacks.values():  # regions still open end with the span
             while stack:
                 self._close((self._events, stack[-1]), self._end)
@@ -288,6 +293,7 @@ class profile:
     def _open(self, name: str, kind: str) -> tuple[list[Event], int]:
         """Starts a region; returns the span's event list and the region's index there
         (closed by :meth:`_close`)."""
+        self._inplace.settle()
         tid = _thread()
         stack = self._stacks.setdefault(tid, [])
         i = len(self._events)
@@ -312,6 +318,7 @@ class profile:
         (with ``acc_events`` the next span keeps the same event list, and closing it again
         would move its end). ``end``: the clock's reading (default: now)."""
         end = end or _now()
+        self._inplace.settle()
         events, i = region
         stack = self._stacks.get(events[i].thread) if events is self._events else None
         if not stack or i not in stack:
@@ -503,10 +510,12 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
         e.specs = specs = tuple(spec(t) for t in inputs)  # (with_flops's too, as PyTorch's)
         e.flops = flops_of(prim, specs, params) if prof.with_flops else 0
     tracker = memory.TRACKER
+    if prof.profile_memory:
+        prof._inplace.settle()
     mem = tracker.total_allocated - tracker.total_freed
     e.start = _now()
     try:
-        return apply_below(prof._handler, prim, inputs, params)
+        out = apply_below(prof._handler, prim, inputs, params)
     finally:
         e.end = _now()
         e.mem = tracker.total_allocated - tracker.total_freed - mem
@@ -514,6 +523,9 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
         prof._to_parent(e)
         if prof.profile_memory:
             prof._sample_memory()
+    if prof.profile_memory:
+        prof._inplace.saw_op(e, out)
+    return out
 
 
 def _active() -> list[profile]:
