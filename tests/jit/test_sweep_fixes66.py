@@ -246,3 +246,26 @@ def test_values_on_a_parameters_memory_around_a_step(before, after):
     for e, c in zip(eager, _writes_around_a_step(True, before, after)):
         for a, b in zip(e, c):
             np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+
+
+def _equal_values_one_zeroed(compiled):
+    ember.manual_seed(0)
+    m = ember.nn.Linear(3, 2)
+    opt = ember.optim.SGD(m.parameters(), lr=0.1)
+
+    def step(x):
+        (m(x) ** 2).sum().backward()
+        opt.step()
+        with ember.no_grad():
+            m.weight.grad.copy_(m.weight * 2)
+            s = m.weight * 2  # (the same computation: CSE must not make it the .grad's)
+        opt.zero_grad(set_to_none=False)  # (zeroes the .grad in place)
+        return s
+
+    f = ember.jit.compile(step) if compiled else step
+    return [f(ember.ones(4, 3)).numpy().copy() for _ in range(4)]
+
+
+def test_cse_keeps_apart_a_value_an_effect_writes_in_place():
+    for e, c in zip(_equal_values_one_zeroed(False), _equal_values_one_zeroed(True)):
+        np.testing.assert_allclose(c, e, rtol=1e-6)

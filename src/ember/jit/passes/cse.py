@@ -2,7 +2,8 @@
 
 Two equations are the same computation when they apply the same primitive to the same
 variables with equal params. Impure primitives (``prim.pure`` False: sampling draws new
-numbers each call, collectives communicate) and effects are never merged. Nor is a
+numbers each call, collectives communicate) and effects are never merged, nor a value an
+effect writes in place (or a view of). Nor is a
 computation that makes more bytes than it reads (``unfold``, im2col of a convolution): eager
 backward recomputes it from inputs that are kept anyway rather than keep it from forward to
 backward, and merging would keep it, raising the peak.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.jit.ir import Eqn, Graph, Var, sub_graphs
+from ember.jit.ir import Effect, Eqn, Graph, Var, sub_graphs
 
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
@@ -25,11 +26,12 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     seen: dict[tuple, list[Var]] = {}
     rename: dict[Var, Var] = {}
     kept = []
+    written = _effect_written(graph.eqns)
     for eqn in graph.eqns:
         eqn.inputs = [rename.get(v, v) for v in eqn.inputs]
         for sub in sub_graphs(eqn):
             eliminate_common_subexpressions(sub)
-        if not eqn.prim.pure or _expands(eqn):
+        if not eqn.prim.pure or _expands(eqn) or any(v in written for v in eqn.outputs):
             kept.append(eqn)
             continue
         key = (id(eqn.prim), tuple(v.id for v in eqn.inputs), _params_key(eqn.params))
@@ -42,6 +44,23 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     graph.eqns = kept
     rename_ends(graph, rename)
     return graph
+
+
+def _effect_written(eqns: list[Eqn]) -> set[Var]:
+    """The variables whose arrays an effect may write in place (its inputs: an optimizer
+    step's gradients, zeroed by ``zero_grad(set_to_none=False)``), and those they view: one
+    merged with an equal value (``w.grad.copy_(w)`` and ``s.copy_(w)``) would change too."""
+    made = {v: e for e in eqns for v in e.outputs}
+    todo = [v for e in eqns if isinstance(e.prim, Effect) for v in e.inputs]
+    written: set[Var] = set()
+    while todo:
+        v = todo.pop()
+        if v not in written:
+            written.add(v)
+            producer = made.get(v)
+            if producer is not None and getattr(producer.prim, "view", False):
+                todo.extend(producer.inputs)
+    return written
 
 
 def _expands(eqn: Eqn) -> bool:
