@@ -92,9 +92,16 @@ def test_a_pickle_protocol_that_is_not_an_int_is_refused(protocol):
         ember.save({"r": range(2)}, io.BytesIO(), pickle_protocol=protocol)
 
 
-WRITES = {"add_": lambda t: t.add_(1), "zero_": lambda t: t.zero_(),
-          "copy_": lambda t: t.copy_(ember.ones(4, 3)),
-          "__setitem__": lambda t: t.__setitem__((0, 0), 5.0)}
+WRITES = {"add_": lambda t: t.add_(1), "copy_": lambda t: t.copy_(ember.ones(4, 3)),
+          "__setitem__": lambda t: t.__setitem__((slice(None), 0), 5.0)}
+
+
+def test_a_loaded_expanded_tensor_takes_the_writes_torch_allows():  # (sweep66f)
+    t = ember.load(torch_file({"w": torch.zeros(1, 3).expand(4, 3)}))["w"]
+    t[0, 0] = 5.0  # (one element: its memory is no other's)
+    assert t.tolist() == [[5.0, 0.0, 0.0]] * 4
+    t.fill_(2.0)
+    assert t.tolist() == [[2.0] * 3] * 4
 
 
 @pytest.mark.parametrize("op", list(WRITES))

@@ -1,6 +1,7 @@
 """fill_ and zero_ with a number write into tensors whose elements share memory (expand's,
 as_strided's), as PyTorch allows (each location gets the one value); other in-place ops on
-them stay refused, as PyTorch refuses them. Compared with torch."""
+them stay refused, as PyTorch refuses them. A view of an expanded tensor whose own elements
+share no memory (a row) takes any write, as in PyTorch. Compared with torch."""
 
 import pytest
 import torch
@@ -20,6 +21,28 @@ _WRITES = {
     "add_ expanded": lambda L: L.zeros(1).expand(3).add_(1),
     "uniform_ expanded": lambda L: L.zeros(1).expand(3).uniform_(),
 }
+
+
+def _row_write(key, value):
+    def write(lib):
+        base = lib.zeros(1, 4)
+        x = base.expand(3, 4)
+        x[key] = value(lib) if callable(value) else value
+        return base
+    return write
+
+
+_WRITES.update({
+    "x[0] = 5": _row_write(0, 5.0),
+    "x[0, 1] = 5": _row_write((0, 1), 5.0),
+    "x[0] = row": _row_write(0, lambda L: L.arange(4.0)),
+    "x[1:2] = 5": _row_write(slice(1, 2), 5.0),
+    "x[0, [1, 2]] = 5": _row_write((0, [1, 2]), 5.0),
+    "x[:, 0] = 5": _row_write((slice(None), 0), 5.0),
+    "x[0].add_(1)": lambda L: (lambda b: (b.expand(3, 4)[0].add_(1), b)[1])(L.zeros(1, 4)),
+    "x[0].copy_(row)": lambda L: (lambda b: (b.expand(3, 4)[0].copy_(L.arange(4.0)), b)[1])(
+        L.zeros(1, 4)),
+})
 
 
 def _outcome(lib, write):

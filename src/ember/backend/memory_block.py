@@ -21,6 +21,37 @@ def dense_root(a: np.ndarray) -> np.ndarray | None:
     return dense if dense.flags.c_contiguous else None
 
 
+def may_overlap(a: np.ndarray) -> bool:
+    """Whether elements of array ``a`` may share memory (broadcast dimensions, of stride 0,
+    aside): its dimensions, by stride, must each step past everything the smaller ones span."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return False
+    span = a.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n > 1 and s):
+        if stride < span:
+            return True
+        span = stride * (n - 1) + span
+    return False
+
+
+def writable_alias(a: np.ndarray, overlapping: bool = False) -> np.ndarray | None:
+    """A writable array over the memory of read-only ``a`` where only NumPy's rule made it
+    read-only (every view of a broadcast array is: a row of an expanded tensor), as PyTorch
+    writes there; None where ``a``'s elements share memory (unless ``overlapping``, for a
+    fill of one value) or its memory itself is read-only (a buffer of bytes, a loaded file)."""
+    if not isinstance(a, np.ndarray) or not overlapping and (may_overlap(a) or any(
+            not s and n > 1 for s, n in zip(a.strides, a.shape))):
+        return None
+    root = dense_root(a)
+    if root is None or not root.flags.writeable:
+        return None
+    try:
+        return np.ndarray(a.shape, a.dtype, buffer=root, offset=address(a) - address(root),
+                          strides=a.strides)
+    except (ValueError, TypeError):
+        return None
+
+
 def byte_offset(a: np.ndarray) -> int:
     """``a``'s offset in bytes from the start of its dense block (0 where the block is not
     dense: such an array is its own storage), with no copy."""

@@ -1,7 +1,7 @@
 """``view[key] += values`` with repeated indices accumulating (NumPy's ``add.at``), run
 where it can as one of the faster forms that add the same numbers in the same order: rows at
 a vector index by numba's embedding kernel, a scatter's grid as one flat index. The gradients
-of indexing, gather and ``index_add`` sum through it."""
+of indexing, gather and ``index_add`` sum through it; index_put writes by :func:`write_at`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,21 @@ from ember.backend import compiled
 from ember.ops.torch_steps import HALF_ARRAYS
 
 __all__: list[str] = []
+
+
+def write_at(xp: Any, view: Any, key: Any, values: Any, mode: str, indexed: bool,
+             failed: ValueError | None = None) -> None:
+    """``view[key] = values`` (``mode`` "set") or ``+=`` ("add": accumulating where ``key``
+    is ``indexed`` by arrays, through :func:`add_at`); a ``view`` of None re-raises ``failed``
+    (an index_put that found no writable array)."""
+    if view is None:
+        raise failed
+    if mode == "add" and indexed:
+        add_at(xp, view, key, values)
+    elif mode == "add":
+        view += values
+    else:
+        view[key] = values
 
 
 def add_at(xp: Any, view: Any, key: tuple, values: Any, wide: bool = False) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.autograd.graph import name_node
-from ember.backend.memory_block import address, dense_root
+from ember.backend.memory_block import writable_alias
 from ember.backend.meta import copy_out
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, cast_ready
 from ember.errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
@@ -97,16 +97,10 @@ def _filled_aliased(self: Tensor, value: Any) -> bool:
     (``expand``'s, ``as_strided``'s: read-only arrays here), through a writable array over the
     same memory: each location gets the one value, so PyTorch allows it (and no other write).
     False where that memory is not writable (a read-only buffer, a loaded file)."""
-    a = self._data
-    root = dense_root(a) if isinstance(a, np.ndarray) else None
-    if root is None or not root.flags.writeable:
+    alias = writable_alias(self._data, overlapping=True)
+    if alias is None:
         return False
-    try:
-        alias = np.ndarray(a.shape, a.dtype, buffer=root, offset=address(a) - address(root),
-                           strides=a.strides)
-        alias[...] = cast_ready(np, value, self.dtype)
-    except (ValueError, TypeError):
-        return False
+    alias[...] = cast_ready(np, value, self.dtype)
     count_write(self)
     return True
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
+from ember.backend.memory_block import writable_alias
 from ember.backend.meta import copy_out
 from ember.errors import (
     ArgumentError,
@@ -33,7 +34,7 @@ from ember.errors import (
     OpError,
     ShapeError,
 )
-from ember.ops.add_at import add_at
+from ember.ops.add_at import add_at, write_at
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
@@ -508,22 +509,24 @@ def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: T
         view = x._data[_basic_key(basic)] if basic else x._data
         key = _adv_key(tuple(a._data for a in arrays), dims) if arrays else ...
         try:
-            if mode == "add" and arrays:
-                add_at(x._device.xp, view, key, values._data)
-            elif mode == "add":
-                view += values._data
-            else:
+            if mode == "set":  # (the common x[i] = v, with no call)
                 view[key] = values._data
+            else:
+                write_at(x._device.xp, view, key, values._data, mode, bool(arrays))
         except ValueError as exc:
             if isinstance(exc, EmberError):  # (the array's own error, e.g. a lazy parameter's)
                 raise
-            if not view.flags.writeable:
-                raise OpError(f"{op}: cannot write into this tensor (a read-only view made "
-                              "by expand() or as_strided(), or an expanded tensor loaded "
-                              "from a torch file); clone() it first") from None
-            target = read_index(x, basic, arrays, dims).shape
-            raise ShapeError(f"{op}: values of shape {tuple(values.shape)} cannot be broadcast "
-                             f"to the indexed shape {tuple(target)}") from exc
+            alias = None if view.flags.writeable else writable_alias(view)  # (an expanded
+            try:  # tensor's row, say, whose elements share no memory: PyTorch writes there)
+                write_at(x._device.xp, alias, key, values._data, mode, bool(arrays), exc)
+            except ValueError:
+                if not view.flags.writeable and alias is None:
+                    raise OpError(f"{op}: cannot write into this tensor (a read-only view made "
+                                  "by expand() or as_strided(), or an expanded tensor loaded "
+                                  "from a torch file); clone() it first") from None
+                target = read_index(x, basic, arrays, dims).shape
+                raise ShapeError(f"{op}: values of shape {tuple(values.shape)} cannot be "
+                                 f"broadcast to the indexed shape {tuple(target)}") from exc
         x._vc.value += 1
         return x
     return inplace(x, op, lambda old: apply(IndexPut, old, values, *arrays, basic=basic,
@@ -533,8 +536,8 @@ def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: T
 @method("__setitem__")
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value`` in place; ``value`` (a tensor or a number) broadcasts to the indexed
-    region and is cast to ``x``'s dtype (a tensor through index tensors must have it, as in
-    PyTorch; see ``masked_put``). Gradients flow to ``value`` and to the rest of ``x``.
+    region and is cast to ``x``'s dtype (through index tensors, as PyTorch: ``masked_put``).
+    Gradients flow to ``value`` and to the rest of ``x``.
 
     Example:
         >>> x = ember.zeros(2, 3)
@@ -543,9 +546,9 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         tensor([[1., 0., 1.],
                 [1., 0., 1.]])
     """
-    if isinstance(value, Tensor) and value._data.dtype != self._data.dtype:  # (index tensors)
-        check_put_dtype("__setitem__", self, key if type(key) is tuple else (key,), value)
     values = as_values(value, self, "__setitem__", True)  # (x[False] = v: converts, no write)
+    if values is not value and isinstance(value, Tensor):  # (cast: not through index tensors)
+        check_put_dtype("__setitem__", self, key if type(key) is tuple else (key,), value)
     if key is False or DISPATCH.handler is not None and masked_fill_write(self, key, values):
         return
     basic, arrays, dims = parse_key(self, key, "__setitem__")

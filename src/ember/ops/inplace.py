@@ -23,6 +23,7 @@ import numpy as np
 from ember.autograd.grad_mode import GRAD, refuse_inference_write
 from ember.autograd.graph import WORTH_DROPPING, let_go
 from ember.autograd.roots import refresh_stale
+from ember.backend.memory_block import may_overlap, writable_alias
 from ember.errors import DTypeError, EmberError, GradError, OpError, ShapeError
 from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import (
@@ -231,7 +232,7 @@ def _refuse_view_write(x: Tensor, name: str) -> None:
         # (expand's; into no elements, no two of them alias: a no-op write, as PyTorch's)
         raise _read_only(name, f"shape {shape}, strides {x.stride()}: more than one element "
                          "of the written-to tensor may refer to a single memory location")
-    if _may_overlap(x._data):
+    if may_overlap(x._data):
         raise GradError(f"{name}: cannot write into this view (shape {shape}, strides "
                         f"{x.stride()}): some of its elements share memory (unfold with a step "
                         "smaller than its size makes such views). Hint: clone() the view, or "
@@ -243,20 +244,6 @@ def _refuse_view_write(x: Tensor, name: str) -> None:
                         "tensor that requires grad, and is being modified in place with grad "
                         "enabled: its history is not its base's. Hint: make the view outside "
                         "no_grad, or write under no_grad too, or clone() it")
-
-
-def _may_overlap(a: Any) -> bool:
-    """Whether elements of array ``a`` may share memory (broadcast dimensions, of stride 0,
-    aside: writes into those are refused as read-only anyway): its dimensions, by stride,
-    must each step past everything the smaller ones span."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        return False
-    span = a.itemsize
-    for stride, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n > 1 and s):
-        if stride < span:
-            return True
-        span = stride * (n - 1) + span
-    return False
 
 
 def _counter_at(value: int) -> VersionCounter:
@@ -318,7 +305,10 @@ def _write(x: Tensor, name: str, values: Any) -> None:
     except ValueError as exc:  # a read-only broadcast view, typically
         if isinstance(exc, EmberError):  # (the array's own error, e.g. a lazy parameter's)
             raise
-        raise _read_only(name, str(exc)) from None
+        alias = writable_alias(x._data)  # (a row of an expanded tensor, say: as PyTorch's)
+        if alias is None:
+            raise _read_only(name, str(exc)) from None
+        alias[...] = values
 
 
 def _read_only(name: str, why: str) -> GradError:
