@@ -165,8 +165,12 @@ def test_new_dim_views_keep_write_access():
     b = ember.arange(8.0).reshape(2, 4)
     b.t()[..., None].fill_(3.0)  # (restrided: NumPy's reshape strides the new dim otherwise)
     assert bool((b == 3.0).all())
+    for lib in (torch, ember):  # (a fill of one number writes into shared elements too)
+        a = lib.arange(4.0)
+        a.expand(2, 4).t()[..., None].fill_(1.0)
+        assert a.tolist() == [1.0] * 4
     with pytest.raises(ember.errors.EmberError, match="read-only"):
-        ember.arange(4.0).expand(2, 4).t()[..., None].fill_(1.0)
+        ember.arange(4.0).expand(2, 4).t()[..., None].add_(1.0)
 
 
 @pytest.mark.parametrize("shape", [(0, 3), (2, 0, 3), (0,), (3, 0), (0, 1, 2)])
