@@ -269,3 +269,32 @@ def _equal_values_one_zeroed(compiled):
 def test_cse_keeps_apart_a_value_an_effect_writes_in_place():
     for e, c in zip(_equal_values_one_zeroed(False), _equal_values_one_zeroed(True)):
         np.testing.assert_allclose(c, e, rtol=1e-6)
+
+
+def _grad_view_outputs(f, compiled: bool) -> list:
+    w = ember.ones(3, requires_grad=True)
+    w.grad = ember.ones(3)
+    g = ember.jit.compile(lambda x: f(x, w)) if compiled else (lambda x: f(x, w))
+    seen = []
+    for _ in range(3):
+        out = g(ember.ones(3))
+        w.grad.add_(5)  # (a view of w.grad shows it, as eager's; a copy of it does not)
+        seen.append(out[-1].tolist())
+    return seen
+
+
+def _copy_then_view(x, w):
+    y = ember.empty(3)
+    y.copy_(w.grad)
+    return x * 2, y[1:]
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, w: (x * w, w.grad[1:]),  # (a differentiable call)
+    lambda x, w: (x * 2, w.grad[1:]),
+    lambda x, w: (x[1:], w.grad[1:]),  # (an argument's view too: the outputs' plan)
+    lambda x, w: (x * 2, w.grad),
+    _copy_then_view,
+])
+def test_returned_views_of_a_grad_share_its_memory_as_eager(f):
+    assert _grad_view_outputs(f, True) == _grad_view_outputs(f, False)

@@ -65,6 +65,7 @@ class Joint:
     make: list[tuple]  # per tensor output: (source, where, steps), see _Plan
     buffers: list[Tensor] | None = None  # the other state tensors (found at the first call)
     graded: list[Tensor] | None = None  # the state tensors whose .grad the graph reads (too)
+    grad_roots: frozenset[int] = frozenset()  # roots that views of a .grad are made from
     consts: dict[int, None] | None = None  # the memory of the graph's constants, by id
 
 
@@ -428,7 +429,7 @@ class CompiledCall(Function):
         dev = entry.device
         for r, p in enumerate(joint.roots):
             a = arrays[p]
-            if owner(a) in held:
+            if owner(a) in held and r not in joint.grad_roots:
                 a = a.copy()
             t = _wrap(a, dev)
             held[owner(a)] = (t, r)

@@ -63,7 +63,7 @@ from ember.jit.kernels import owner
 from ember.jit.layout_keys import tensor_hooks
 from ember.jit.lr_reads import LiveLr
 from ember.jit.outside_memory import outside_writes
-from ember.jit.ownership import owned, shared_outputs, stored_apart, wrap_outputs
+from ember.jit.ownership import owned, shared_outputs, stored_apart, views_of_grads, wrap_outputs
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
 from ember.jit.reasons import counted_in_trace, differences, moves
@@ -116,6 +116,9 @@ class Entry:
     # without a plan: output position -> the earlier output whose memory it shared when
     # traced (``return t, t.reshape(-1)``): it may share it at every call
     shared: dict[int, int] | None = None
+    # output positions (roots, with a plan) that were, or that make, views of a .grad when
+    # traced (``return w.grad[1:]``): they keep sharing its memory as eager's (copies don't)
+    grad_views: frozenset[int] = frozenset()
     const_owners: set[int] | None = None  # the memory of the graph's constants (first call)
     # whether every output is surely a new array of its own (decided at the first call from
     # the graph: then no call checks their memory)
@@ -455,14 +458,22 @@ class CompiledFunction:
                       held_tensors(out_leaves, tracer, inputs, self.reach, (self.fn, args, kwargs)))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
-        elif joint is None:
-            entry.shared = shared_outputs(out_leaves)
         holders: dict = {id(t._grad): t for t in [*(t for t, _ in graph.grads), *(
             ref.tensor for ref in graph.state)] if t._grad is not None}
         holders.update((id(t._grad), k) for k, t in enumerate(inputs) if t._grad is not None)
-        entry.returned_grads = tuple(
-            (i, holders[id(x)]) for i, x in enumerate(x for x in returned if isinstance(x, Tensor))
-            if id(x) in holders)
+        views = views_of_grads(out_leaves, [(t if type(t) is not int else inputs[t])._grad
+                                            for t in holders.values()])
+        made = joint.make if joint is not None else plan.make if plan is not None else None
+        if made is not None:  # (the roots such views are made from share the .grad's memory)
+            views = frozenset(made[k][1] for k in views if made[k][0] == "out")
+        if joint is not None:
+            joint.grad_roots = views
+        elif plan is not None:
+            entry.grad_views = views
+        else:
+            entry.shared, entry.grad_views = shared_outputs(out_leaves), views
+        entry.returned_grads = tuple((i, holders[id(x)]) for i, x in enumerate(
+            x for x in out_leaves if isinstance(x, Tensor)) if id(x) in holders)
         entry.once = once
         entry.value_guards = tuple(ValueGuard(t, tracer.labels.get(id(t), "a tensor"), where)
                                    for t, _, where in tracer.value_reads.values())

@@ -51,7 +51,7 @@ def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list[tuple[Any,
         j = None
         if a is not None:
             j = shared.get(i)
-            if owner(a) not in held:
+            if owner(a) not in held or i in entry.grad_views:
                 j = None
             elif j is None or out[j][0] is None or owner(out[j][0]) != owner(a):
                 a, j = a.copy(), None
@@ -82,6 +82,14 @@ def shared_outputs(outputs: list) -> dict[int, int]:
             if j != i and outputs[j] is not t:
                 shared[i] = j
     return shared
+
+
+def views_of_grads(outputs: list, grads: list[Tensor]) -> frozenset[int]:
+    """Which traced outputs are views of one of ``grads`` (sharing its memory, not being
+    it): positions whose arrays each call may leave sharing that .grad's memory."""
+    memory = {owner(g._data) for g in grads}
+    return frozenset(i for i, t in enumerate(outputs) if isinstance(t, Tensor) and
+                     owner(t._data) in memory and not any(t is g for g in grads))
 
 
 def _fresh(graph: Graph, roots: list[int] | None) -> bool:
