@@ -99,7 +99,12 @@ def test_type_takes_memory_format(dtype):
 
 @pytest.mark.parametrize("make", ["zeros(2, {})", "tensor([1.0], {})", "full((2,), 1.0, {})",
                                   "zeros_like(LIB.ones(2), {})", "ones(2).new_zeros(2, {})",
-                                  "ones(2).new_tensor([1.0], {})", "arange(2.0, {})"])
+                                  "ones(2).new_tensor([1.0], {})", "arange(2.0, {})",
+                                  "rand(2, {})", "randn(2, dtype=LIB.complex64, {})",
+                                  "randint(0, 3, (2,), {})", "rand_like(LIB.ones(2), {})",
+                                  "randn_like(LIB.ones(2), {})", "randperm(3, {})",
+                                  "normal(0.0, 1.0, size=(2,), {})", "logspace(0, 1, 3, {})",
+                                  "asarray([1.0], {})"])
 @pytest.mark.parametrize("flag", ["1", "'yes'"])
 def test_creation_takes_only_a_bool_requires_grad(make, flag):
     code = "LIB." + make.format(f"requires_grad={flag}")

@@ -27,6 +27,7 @@ from ember.ops.creation import (
     as_tensor,
     check_strided,
     from_numpy,
+    grad_flag,
     linspace,
     sequence_size,
     tensor,
@@ -94,7 +95,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
         out = tensor(obj, dtype=dtype, device=device)
     if requires_grad is False and out.requires_grad:
         return out.detach()
-    return out.requires_grad_(True) if requires_grad and not out.requires_grad else out
+    return out.requires_grad_(True) if grad_flag(requires_grad) and not out.requires_grad else out
 
 
 def _shares_by_dlpack(obj: Any) -> bool:
@@ -172,7 +173,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     if steps == 1:
         check_fits("logspace", powers[0], dt)
     out = powers.to(dt)
-    return out.requires_grad_(True) if requires_grad else out
+    return out.requires_grad_(True) if grad_flag(requires_grad) else out
 
 
 def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
@@ -209,7 +210,7 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
                       "(writing to it raises). Hint: pass a bytearray, or clone the tensor",
                       UserWarning, stacklevel=2)
     out = from_numpy(np.frombuffer(view, dtype=dt.np, count=count, offset=offset))
-    return out.requires_grad_(True) if requires_grad else out
+    return out.requires_grad_(True) if grad_flag(requires_grad) else out
 
 
 def _strided_empty(op: str, size: tuple, stride: tuple, dtype: Any, device: Any,

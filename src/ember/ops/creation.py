@@ -137,11 +137,18 @@ def _non_negative(op: str, name: str, value: int) -> int:
     return value
 
 
+def grad_flag(requires_grad: Any) -> bool:
+    """A factory's ``requires_grad=`` as a bool (None reads False, as PyTorch's factories
+    read it); anything else but a bool is refused (1 was kept: ``x.requires_grad`` was 1)."""
+    if requires_grad is True or requires_grad is False:
+        return requires_grad
+    if requires_grad is not None:
+        raise ArgumentTypeError(f"requires_grad must be a bool, got {requires_grad!r}")
+    return False
+
+
 def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:
-    if requires_grad is not False and requires_grad is not True:  # (1 was kept: x.requires_grad 1)
-        if requires_grad is not None:  # (None: the default, as PyTorch's factories read it)
-            raise ArgumentTypeError(f"requires_grad must be a bool, got {requires_grad!r}")
-        requires_grad = False
+    requires_grad = grad_flag(requires_grad)
     if requires_grad and dtypes.from_numpy(array.dtype).category < dtypes.FLOAT:
         raise DTypeError(f"only floating and complex tensors can require grad; this one is "
                          f"{dtypes.from_numpy(array.dtype).name}")

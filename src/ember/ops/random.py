@@ -36,6 +36,7 @@ from ember.ops.creation import (
     check_strided,
     full,
     given_size,
+    grad_flag,
     sequence_size,
     zeros,
 )
@@ -212,7 +213,7 @@ def _sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType, device:
     if not dev.has_backend:  # (sampling never touches the device's array namespace)
         raise no_backend_error(str(dev), op)
     out = apply(prim, shape=_shape(size, op), dtype=dtype, device=dev, **params)
-    return out.requires_grad_(True) if requires_grad else out
+    return out.requires_grad_(True) if grad_flag(requires_grad) else out
 
 
 def _complex_sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType, device: Any,
@@ -224,7 +225,7 @@ def _complex_sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType,
         return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
     pairs = _sampled(op, prim, (shape + (2,),), dtype.to_real(), device, False, **params)
     out = view_as_complex(pairs if scale == 1 else pairs * scale)
-    return out.requires_grad_(True) if requires_grad else out
+    return out.requires_grad_(True) if grad_flag(requires_grad) else out
 
 
 def rand(*sizes: Any, size: Any = NO_SIZE, generator: Generator | None = None,
@@ -485,7 +486,7 @@ def _like_samples(draw: Any, like: Any, input: Tensor, bounds: tuple, generator:
                dtype=input.dtype if dtype is None else dtype,
                device=input.device if device is None else device)
     out = out if fmt.dims is None else out.contiguous(memory_format=fmt)
-    return out.requires_grad_(True) if requires_grad else out
+    return out.requires_grad_(True) if grad_flag(requires_grad) else out
 
 
 from ember.ops.random_normal import normal, normal_samples  # noqa: E402,F401

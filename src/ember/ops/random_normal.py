@@ -12,7 +12,7 @@ from ember.autograd.grad_mode import GRAD
 from ember.backend import device as to_device
 from ember.errors import ArgumentError, DTypeError, GradError, OpError, ShapeError, describe
 from ember.ops.complex_parts import view_as_complex
-from ember.ops.creation import _numbers, _shape, sequence_size
+from ember.ops.creation import _numbers, _shape, grad_flag, sequence_size
 from ember.ops.int_args import as_float
 from ember.ops.primitive import TensorSpec, apply, primitive
 from ember.ops.random import Generator, Normal, Sample, _float_dtype, _sampled, randn
@@ -135,6 +135,6 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
     if dt.is_complex:
         out = normal_samples(shape, float(mean), float(std), dtype=dt, device=device,
                              generator=generator)
-        return out.requires_grad_(True) if requires_grad else out
+        return out.requires_grad_(True) if grad_flag(requires_grad) else out
     return _sampled("normal", Normal, (shape,), dt, device, requires_grad,
                     mean=float(mean), std=float(std), generator=generator)
