@@ -26,7 +26,7 @@ MODULES += [
     "ember.backend.device", "ember.backend.meta", "ember.backend.threads",
     "ember.data.dataloader", "ember.data.worker", "ember.io.placement",
     "ember.ops.bce", "ember.ops.dims", "ember.ops.fits", "ember.ops.generator", "ember.ops.nll",
-    "ember.ops.masked_put",
+    "ember.ops.masked_put", "ember.ops.grad_flag",
     "ember.ops.variance_kernel",
     "ember.ops.int_args", "ember.ops.number_protocol", "ember.ops.out_arg",
     "ember.ops.relu_kernel", "ember.ops.scan", "ember.ops.view_dtype", "ember.profiler.events",

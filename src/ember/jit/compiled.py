@@ -63,7 +63,7 @@ from ember.jit.kernels import owner
 from ember.jit.layout_keys import tensor_hooks
 from ember.jit.lr_reads import LiveLr
 from ember.jit.outside_memory import outside_writes
-from ember.jit.ownership import owned, shared_outputs, stored_apart, views_of_grads, wrap_outputs
+from ember.jit.ownership import note_grad_outputs, owned, stored_apart, wrap_outputs
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reached_values import is_plain
 from ember.jit.reasons import counted_in_trace, differences, moves
@@ -458,22 +458,7 @@ class CompiledFunction:
                       held_tensors(out_leaves, tracer, inputs, self.reach, (self.fn, args, kwargs)))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
-        holders: dict = {id(t._grad): t for t in [*(t for t, _ in graph.grads), *(
-            ref.tensor for ref in graph.state)] if t._grad is not None}
-        holders.update((id(t._grad), k) for k, t in enumerate(inputs) if t._grad is not None)
-        views = views_of_grads(out_leaves, [(t if type(t) is not int else inputs[t])._grad
-                                            for t in holders.values()])
-        made = joint.make if joint is not None else plan.make if plan is not None else None
-        if made is not None:  # (the roots such views are made from share the .grad's memory)
-            views = frozenset(made[k][1] for k in views if made[k][0] == "out")
-        if joint is not None:
-            joint.grad_roots = views
-        elif plan is not None:
-            entry.grad_views = views
-        else:
-            entry.shared, entry.grad_views = shared_outputs(out_leaves), views
-        entry.returned_grads = tuple((i, holders[id(x)]) for i, x in enumerate(
-            x for x in out_leaves if isinstance(x, Tensor)) if id(x) in holders)
+        note_grad_outputs(entry, joint, plan, inputs, out_leaves)
         entry.once = once
         entry.value_guards = tuple(ValueGuard(t, tracer.labels.get(id(t), "a tensor"), where)
                                    for t, _, where in tracer.value_reads.values())

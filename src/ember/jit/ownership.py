@@ -84,12 +84,32 @@ def shared_outputs(outputs: list) -> dict[int, int]:
     return shared
 
 
-def views_of_grads(outputs: list, grads: list[Tensor]) -> frozenset[int]:
-    """Which traced outputs are views of one of ``grads`` (sharing its memory, not being
-    it): positions whose arrays each call may leave sharing that .grad's memory."""
+def note_grad_outputs(entry: Entry, joint: Any, plan: Any, inputs: list[Tensor],
+                      outputs: list) -> None:
+    """Notes on ``entry`` (at the trace) the traced outputs that are a ``.grad`` of an
+    argument, a state tensor or one the graph differentiates (each call returns that .grad
+    itself), and those that are views of one (``w.grad[1:]``: they keep sharing its memory, as
+    eager's; a copy of a .grad is copied); with a plan or joint, the roots they are made from.
+    Without either, which outputs share an earlier one's memory (:func:`shared_outputs`)."""
+    graph = entry.graph
+    holders: dict = {id(t._grad): t for t in [*(t for t, _ in graph.grads), *(
+        ref.tensor for ref in graph.state)] if t._grad is not None}
+    holders.update((id(t._grad), k) for k, t in enumerate(inputs) if t._grad is not None)
+    grads = [(t if type(t) is not int else inputs[t])._grad for t in holders.values()]
     memory = {owner(g._data) for g in grads}
-    return frozenset(i for i, t in enumerate(outputs) if isinstance(t, Tensor) and
-                     owner(t._data) in memory and not any(t is g for g in grads))
+    views = frozenset(i for i, t in enumerate(outputs) if isinstance(t, Tensor) and
+                      owner(t._data) in memory and not any(t is g for g in grads))
+    made = joint.make if joint is not None else plan.make if plan is not None else None
+    if made is not None:  # (the roots such views are made from share the .grad's memory)
+        views = frozenset(made[k][1] for k in views if made[k][0] == "out")
+    if joint is not None:
+        joint.grad_roots = views
+    elif plan is not None:
+        entry.grad_views = views
+    else:
+        entry.shared, entry.grad_views = shared_outputs(outputs), views
+    entry.returned_grads = tuple((i, holders[id(x)]) for i, x in enumerate(
+        x for x in outputs if isinstance(x, Tensor)) if id(x) in holders)
 
 
 def _fresh(graph: Graph, roots: list[int] | None) -> bool:

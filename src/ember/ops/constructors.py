@@ -27,13 +27,13 @@ from ember.ops.creation import (
     as_tensor,
     check_strided,
     from_numpy,
-    grad_flag,
     linspace,
     sequence_size,
     tensor,
 )
 from ember.ops.dlpack import from_dlpack
 from ember.ops.fits import check_fits, check_number_int
+from ember.ops.grad_flag import grad_flag
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.spaced import spaced_dtype, unfused_spaced
 from ember.ops.tensor_data import resolved, torch_memory

@@ -50,6 +50,7 @@ from ember.ops.fits import (
     number_int_error,
 )
 from ember.ops.forwarding import check_tensors, hand_over_tensor_like, hands_over
+from ember.ops.grad_flag import grad_flag
 from ember.ops.int_args import as_int, as_ints
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH, refuse_limited
@@ -135,16 +136,6 @@ def _non_negative(op: str, name: str, value: int) -> int:
     if value < 0:
         raise ShapeError(f"{op}: {name} must be non-negative, got {value}")
     return value
-
-
-def grad_flag(requires_grad: Any) -> bool:
-    """A factory's ``requires_grad=`` as a bool (None reads False, as PyTorch's factories
-    read it); anything else but a bool is refused (1 was kept: ``x.requires_grad`` was 1)."""
-    if requires_grad is True or requires_grad is False:
-        return requires_grad
-    if requires_grad is not None:
-        raise ArgumentTypeError(f"requires_grad must be a bool, got {requires_grad!r}")
-    return False
 
 
 def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:

@@ -36,7 +36,6 @@ from ember.ops.creation import (
     check_strided,
     full,
     given_size,
-    grad_flag,
     sequence_size,
     zeros,
 )
@@ -53,6 +52,7 @@ from ember.ops.generator import (
 from ember.ops.generator import (
     remap_seed as remap_seed,  # (for ember.data's samplers)
 )
+from ember.ops.grad_flag import grad_flag
 from ember.ops.int_args import as_float, as_int
 from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_limited

@@ -12,7 +12,8 @@ from ember.autograd.grad_mode import GRAD
 from ember.backend import device as to_device
 from ember.errors import ArgumentError, DTypeError, GradError, OpError, ShapeError, describe
 from ember.ops.complex_parts import view_as_complex
-from ember.ops.creation import _numbers, _shape, grad_flag, sequence_size
+from ember.ops.creation import _numbers, _shape, sequence_size
+from ember.ops.grad_flag import grad_flag
 from ember.ops.int_args import as_float
 from ember.ops.primitive import TensorSpec, apply, primitive
 from ember.ops.random import Generator, Normal, Sample, _float_dtype, _sampled, randn
