@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ember.errors import ArgumentError
-from ember.export.dynamic_shapes import Dim, DimHint
+from ember.export.dynamic_shapes import Dim, DimHint, hint_of
 
 _WHO = "ember.onnx.export"
 
@@ -55,13 +55,13 @@ def _by_axis(spec: Any, arg: str) -> list[tuple[int, Any]]:
 
 
 def _dim_name(dim: Any, arg: str, axis: int) -> str | None:
-    if dim is None or dim is DimHint.STATIC:
+    if dim is None or hint_of(dim) is DimHint.STATIC:
         return None
     if isinstance(dim, str):
         return dim
     if isinstance(dim, Dim):
         return dim.__name__
-    if dim in (DimHint.AUTO, DimHint.DYNAMIC):
+    if hint_of(dim) in (DimHint.AUTO, DimHint.DYNAMIC):  # (a range is not ONNX's to keep)
         return f"{arg}_dim_{axis}"
     raise ArgumentError(f"{_WHO}: dynamic_shapes axis {axis} of {arg!r} is {dim!r}; give a "
                         "Dim, a name, Dim.AUTO/Dim.DYNAMIC or None (a size derived from "
